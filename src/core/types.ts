@@ -1,0 +1,75 @@
+/**
+ * Shared vocabulary of sluice. Every layer imports these; this file imports nothing.
+ */
+
+export const SEVERITIES = ["critical", "high", "warning", "info"] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+export const DETECTORS = ["secrets", "pii", "proprietary", "custom", "injection"] as const;
+export type DetectorName = (typeof DETECTORS)[number];
+
+/** What a request resolves to, weakest first. */
+export const ACTIONS = ["pass", "log", "alert", "redact", "block"] as const;
+export type Action = (typeof ACTIONS)[number];
+/** The action a rule or detector may carry; "" means "fall through to the next level". */
+export const RULE_ACTIONS = ["", "log", "alert", "redact", "block"] as const;
+export type RuleAction = (typeof RULE_ACTIONS)[number];
+
+export const ACTION_RANK: Record<Action, number> = { pass: 0, log: 1, alert: 2, redact: 3, block: 4 };
+
+export function strongest(a: Action, b: Action): Action {
+  return ACTION_RANK[a] >= ACTION_RANK[b] ? a : b;
+}
+
+export const PROVIDERS = ["anthropic", "openai", "gemini"] as const;
+export type Provider = (typeof PROVIDERS)[number];
+export type ProviderLabel = Provider | "unknown";
+
+export const VALIDATORS = ["luhn", "ssn_range", "iban_mod97", "exclude_private_ips"] as const;
+export type ValidatorName = (typeof VALIDATORS)[number];
+
+/** Who is talking: derived from headers and body by the proxy (SPEC §2 Finding, session columns). */
+export interface SessionContext {
+  session_id: string;
+  client: string;
+  client_name: string;
+  account_id: string | null;
+  device_id: string | null;
+  source_ip: string | null;
+  working_directory: string | null;
+  git_branch: string | null;
+  os_platform: string | null;
+  api_key_hash: string | null;
+  model: string | null;
+}
+
+/** A piece of text to scan, with where it came from (a JSON path such as `messages[3].content[0].text`). */
+export interface Segment {
+  path: string;
+  text: string;
+}
+
+/**
+ * A finding as it leaves the engine for the rest of sluice: never the raw value.
+ * `start`/`end` are offsets into the segment's text (UTF-16 code units).
+ */
+export interface Finding {
+  rule: string;
+  detector: DetectorName;
+  finding_type: string;
+  severity: Severity;
+  /** The action policy resolved for this finding. */
+  action: Action;
+  path: string;
+  start: number;
+  end: number;
+  /** Masked preview, e.g. `AKIA****MPLE`. */
+  preview: string;
+  /** sha256 hex of the matched value (dedup key). */
+  content_hash: string;
+  /** HMAC-SHA-256 hex of the matched value with the installation key; null when analytics.hash_secrets is false. */
+  value_hash: string | null;
+  /** Set when the value was found inside decoded content (e.g. "base64", "base64>url"). */
+  decoded: string | null;
+  description: string;
+}
