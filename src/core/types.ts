@@ -73,3 +73,30 @@ export interface Finding {
   decoded: string | null;
   description: string;
 }
+
+export const RULE_TIERS = ["community", "pro", "custom"] as const;
+export type RuleTier = (typeof RULE_TIERS)[number];
+
+/** A detection rule as data (rules/*.yaml, the rule store, custom_rules, the API). SPEC §2 Rule. */
+export interface RuleDef {
+  name: string;
+  pattern: string;
+  detector: DetectorName;
+  severity: Severity;
+  /** "" means: use the detector's action, else the pipeline default_action. */
+  action: RuleAction;
+  enabled: boolean;
+  tier: RuleTier;
+  /** "builtin" (rules/), "config" (YAML custom_rules), "dashboard" (API), "import" (`sluice rules import`). */
+  source: "builtin" | "config" | "dashboard" | "import";
+  description: string;
+  tags: string[];
+  validator?: ValidatorName | null;
+  /** The match only counts when one of these appears near it (case-insensitive). */
+  keywords?: string[] | null;
+  /** Minimum Shannon entropy (bits per character) of the matched value. */
+  entropy?: number | null;
+  examples?: string[];
+  negative_examples?: string[];
+  hit_count?: number;
+}

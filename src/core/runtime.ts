@@ -1,0 +1,45 @@
+/**
+ * What a running `sluice serve` shares between its parts (proxy, store, dashboard, MCP events).
+ * Implemented in src/runtime/; the dashboard and store receive it rather than reaching for globals.
+ */
+import type { Config } from "../config/schema.ts";
+import type { Bus } from "./bus.ts";
+import type { Logger } from "./log.ts";
+import type { RuleDef } from "./types.ts";
+
+export type ProxyMode = "active" | "passthrough";
+
+export interface ReloadResult {
+  ok: boolean;
+  /** `key: old -> new` lines. */
+  changes: string[];
+  /** Why the new configuration was refused (the old one stays). */
+  error?: string;
+  warnings: string[];
+}
+
+export interface Runtime {
+  readonly configDir: string;
+  readonly bus: Bus;
+  readonly log: Logger;
+  readonly startedAt: Date;
+  /** The configuration in force; replaced whole on reload. */
+  config(): Config;
+  mode(): ProxyMode;
+  /** Switch mode, record `mode_changed`, emit `mode-changed`, persist. */
+  setMode(mode: ProxyMode, source: string): void;
+  /**
+   * Re-read the files (SIGHUP) or apply flat keys over them (`PUT /api/v1/config`), validate, swap
+   * whole or keep the old config. Flat keys from the API are persisted to `{config_dir}/config.yaml`.
+   */
+  reload(patch?: Record<string, unknown>, source?: "sighup" | "api"): Promise<ReloadResult>;
+  /** The rule set in force; the scanner recompiles when `rulesVersion()` changes. */
+  rules(): RuleDef[];
+  rulesVersion(): number;
+  /** Tell the runtime the rule store changed (API edits): rules take effect on the next request. */
+  rulesChanged(): void;
+  /** Counters for /health, /api/v1/status and the shutdown summary. */
+  stats(): { requests: number; active_requests: number; findings: number; by_action: Record<string, number> };
+  /** Where the proxy actually listens. */
+  proxyAddress(): { host: string; port: number };
+}
