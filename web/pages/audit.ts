@@ -1,0 +1,288 @@
+/** Audit and logs: the audit table with filters and export, and the application log tail, followed live. */
+import { downloadUrl, get } from "../api.ts";
+import { ago, badge, connectHint, debounce, empty, field, h, mount, num, select, when } from "../dom.ts";
+import { fail } from "../feedback.ts";
+import { onLive } from "../live.ts";
+import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
+import { type AuditEntry, type List, PROVIDERS } from "../types.ts";
+
+const FILTERS = ["action", "provider", "client", "session_id", "search", "days"] as const;
+type FilterKey = (typeof FILTERS)[number];
+const LOG_POLL_MS = 2000;
+
+export async function auditPage(ctx: PageCtx) {
+  const filter = Object.fromEntries(FILTERS.map((k) => [k, ctx.params.get(k) ?? ""])) as Record<
+    FilterKey,
+    string
+  >;
+  let offset = 0;
+  const limit = 50;
+  const tableBox = h("div");
+  const pager = h("div", { class: "pager" });
+  const exportCsv = h(
+    "a",
+    { class: "btn", download: "sluice-audit.csv", id: "audit-export-csv" },
+    "Export CSV",
+  );
+  const exportJson = h(
+    "a",
+    { class: "btn", download: "sluice-audit.json", id: "audit-export-json" },
+    "Export JSON",
+  );
+  const query = () => Object.fromEntries(FILTERS.filter((k) => filter[k]).map((k) => [k, filter[k]]));
+
+  const load = async () => {
+    replaceParams("audit", query());
+    exportCsv.href = downloadUrl("/audit/export", { ...query(), format: "csv" });
+    exportJson.href = downloadUrl("/audit/export", { ...query(), format: "json" });
+    try {
+      const res = await get<List & { entries: AuditEntry[] }>("/audit", { ...query(), limit, offset });
+      if (ctx.left()) return;
+      render(res.entries, res.total);
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const render = (entries: AuditEntry[], total: number) => {
+    mount(
+      tableBox,
+      entries.length === 0
+        ? h(
+            "div",
+            { class: "panel" },
+            Object.values(filter).some(Boolean)
+              ? empty("No request matches this filter.")
+              : empty("No requests yet", connectHint(proxyUrl())),
+          )
+        : h(
+            "div",
+            { class: "table-wrap" },
+            h(
+              "table",
+              { id: "audit-table" },
+              h(
+                "thead",
+                null,
+                h(
+                  "tr",
+                  null,
+                  ["When", "Request", "Provider", "Client", "Model", "Action", "Status", "Session"].map((t) =>
+                    h("th", { scope: "col" }, t),
+                  ),
+                  h("th", { class: "num", scope: "col" }, "Findings"),
+                  h("th", { class: "num", scope: "col" }, "Bytes"),
+                  h("th", { class: "num", scope: "col" }, "ms"),
+                ),
+              ),
+              h(
+                "tbody",
+                null,
+                entries.map((e) =>
+                  h(
+                    "tr",
+                    null,
+                    h("td", { title: when(e.ts) }, ago(e.ts)),
+                    h("td", { class: "mono", title: e.request_id }, `${e.method} ${e.path}`),
+                    h("td", null, e.provider),
+                    h("td", null, e.client),
+                    h("td", null, e.model ?? "—"),
+                    h(
+                      "td",
+                      null,
+                      badge(e.action),
+                      e.mode === "passthrough" ? [" ", badge("passthrough", "warning")] : null,
+                    ),
+                    h(
+                      "td",
+                      null,
+                      e.upstream_status === null
+                        ? h("span", { title: e.error ?? "" }, e.error ? "error" : "—")
+                        : String(e.upstream_status),
+                    ),
+                    h(
+                      "td",
+                      null,
+                      h(
+                        "a",
+                        { class: "mono", href: `#/sessions/${encodeURIComponent(e.session_id)}` },
+                        e.session_id.slice(0, 12),
+                      ),
+                    ),
+                    h("td", { class: "num" }, num(e.finding_count)),
+                    h("td", { class: "num" }, num(e.bytes)),
+                    h("td", { class: "num" }, String(Math.round(e.duration_ms))),
+                  ),
+                ),
+              ),
+            ),
+          ),
+    );
+    mount(
+      pager,
+      h("span", { class: "muted" }, `${num(total)} requests`),
+      h(
+        "button",
+        {
+          class: "btn",
+          type: "button",
+          disabled: offset === 0,
+          onclick: () => {
+            offset = Math.max(0, offset - limit);
+            void load();
+          },
+        },
+        "← Previous",
+      ),
+      h(
+        "button",
+        {
+          class: "btn",
+          type: "button",
+          disabled: offset + limit >= total,
+          onclick: () => {
+            offset += limit;
+            void load();
+          },
+        },
+        "Next →",
+      ),
+    );
+  };
+
+  const controls = FILTERS.map((k) => {
+    let el: HTMLInputElement | HTMLSelectElement;
+    if (k === "action")
+      el = select(
+        k,
+        [["", "any"], ...["pass", "log", "alert", "redact", "block"].map((a) => [a, a] as [string, string])],
+        filter[k],
+      );
+    else if (k === "provider")
+      el = select(k, [["", "any"], ...PROVIDERS.map((a) => [a, a] as [string, string])], filter[k]);
+    else if (k === "days")
+      el = select(
+        k,
+        [
+          ["", "all time"],
+          ["1", "today"],
+          ["7", "7 days"],
+          ["30", "30 days"],
+          ["90", "90 days"],
+        ],
+        filter[k],
+      );
+    else
+      el = h("input", {
+        type: k === "search" ? "search" : "text",
+        name: k,
+        value: filter[k],
+        placeholder: k === "search" ? "path, model, client, request id" : "",
+      });
+    el.id = `audit-${k}`;
+    const apply = () => {
+      filter[k] = el.value.trim();
+      offset = 0;
+      void load();
+    };
+    el.addEventListener(k === "search" ? "input" : "change", k === "search" ? debounce(apply, 250) : apply);
+    const labels: Record<FilterKey, string> = {
+      action: "Action",
+      provider: "Provider",
+      client: "Client",
+      session_id: "Session",
+      search: "Search",
+      days: "Period",
+    };
+    return field(labels[k], el);
+  });
+
+  /* ---------- log tail ---------- */
+  const logPre = h("pre", {
+    class: "log-tail",
+    id: "log-tail",
+    tabindex: "0",
+    "aria-label": "Application log, most recent last",
+  });
+  const follow = h("input", { type: "checkbox", id: "log-follow", checked: true });
+  let timer: ReturnType<typeof setInterval> | undefined;
+  const loadLog = async () => {
+    try {
+      const res = await get<{ lines: string[] }>("/logs/tail");
+      if (ctx.left()) return;
+      const atBottom = logPre.scrollTop + logPre.clientHeight >= logPre.scrollHeight - 8;
+      logPre.textContent = res.lines.length
+        ? res.lines.join("\n")
+        : "(the log is empty at the current level)";
+      if (atBottom || follow.checked) logPre.scrollTop = logPre.scrollHeight;
+    } catch (err) {
+      if (timer) clearInterval(timer);
+      fail(err);
+    }
+  };
+  const setFollow = () => {
+    if (timer) clearInterval(timer);
+    timer = follow.checked ? setInterval(() => void loadLog(), LOG_POLL_MS) : undefined;
+  };
+  follow.addEventListener("change", setFollow);
+  ctx.onLeave(() => timer && clearInterval(timer));
+
+  // New requests refresh the first page of the audit table.
+  let pending = false;
+  ctx.onLeave(
+    onLive("request", () => {
+      if (offset || pending) return;
+      pending = true;
+      setTimeout(() => {
+        pending = false;
+        if (!ctx.left()) void load();
+      }, 500);
+    }),
+  );
+
+  mount(
+    ctx.root,
+    h(
+      "div",
+      { class: "page-head" },
+      h("h1", null, "Audit & logs"),
+      h("span", { class: "spacer" }),
+      exportCsv,
+      exportJson,
+    ),
+    h(
+      "form",
+      {
+        class: "filters",
+        role: "search",
+        "aria-label": "Filter audit entries",
+        onsubmit: (e: Event) => e.preventDefault(),
+      },
+      controls,
+    ),
+    tableBox,
+    pager,
+    h(
+      "section",
+      { class: "panel", style: "margin-top:14px", "aria-labelledby": "log-title" },
+      h(
+        "div",
+        { class: "row", style: "justify-content:space-between" },
+        h("h2", { id: "log-title" }, "Application log"),
+        h(
+          "div",
+          { class: "row" },
+          h("label", { class: "row", for: "log-follow", style: "gap:6px" }, follow, "Follow live"),
+          h(
+            "a",
+            { class: "btn", href: "/api/v1/logs/download", download: "sluice.log" },
+            "Download full log",
+          ),
+        ),
+      ),
+      logPre,
+    ),
+  );
+  await Promise.all([load(), loadLog()]);
+  setFollow();
+}

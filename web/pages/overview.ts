@@ -1,0 +1,313 @@
+/**
+ * Overview: today's cards, the findings trend, breakdowns, the live feed, recent sessions and
+ * pipeline health.
+ */
+import { get } from "../api.ts";
+import { breakdown, severityStack, trendChart } from "../charts.ts";
+import { ago, badge, connectHint, empty, h, mount, num } from "../dom.ts";
+import { type LiveEvent, onLive } from "../live.ts";
+import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
+import type { Pipeline, Session, Stats } from "../types.ts";
+
+const FEED_MAX = 60;
+
+export async function overviewPage(ctx: PageCtx) {
+  let days = Number(ctx.params.get("days")) || 30;
+  if (![7, 30, 90].includes(days)) days = 30;
+
+  const [stats, dash, pipeline] = await Promise.all([
+    get<Stats>("/stats", { days }),
+    get<{ sessions: Session[]; total: number }>("/sessions/dashboard", { limit: 10 }),
+    get<Pipeline>("/pipeline"),
+  ]);
+  if (ctx.left()) return;
+
+  const trendBox = h(
+    "div",
+    { id: "trend" },
+    trendChart(stats.daily_trend, `Findings per day, last ${days} days`),
+  );
+  const rangeButtons = [7, 30, 90].map((d) =>
+    h(
+      "button",
+      {
+        class: "btn small",
+        type: "button",
+        "aria-pressed": d === days ? "true" : "false",
+        onclick: async () => {
+          days = d;
+          for (const b of rangeButtons)
+            b.setAttribute("aria-pressed", b.dataset.days === String(d) ? "true" : "false");
+          history.replaceState(null, "", `#/?days=${d}`);
+          const s = await get<Stats>("/stats", { days: d });
+          if (!ctx.left()) mount(trendBox, trendChart(s.daily_trend, `Findings per day, last ${d} days`));
+        },
+        dataset: { days: String(d) },
+      },
+      `${d} days`,
+    ),
+  );
+
+  const todayValue = h("div", { class: "card-value", id: "card-today" }, num(stats.today_count));
+  const lastValue = h("div", { class: "card-value" }, ago(stats.last_finding_time));
+  const sevCard = h(
+    "div",
+    { class: "panel card" },
+    h("div", { class: "card-label" }, "Severity mix"),
+    h("div", { class: "card-value" }, severityStack(stats.by_severity)),
+    h(
+      "div",
+      { class: "card-sub" },
+      ["critical", "high", "warning", "info"].map((k) =>
+        h("span", null, `${num(stats.by_severity?.[k])} ${k} `),
+      ),
+    ),
+  );
+
+  const feed = h("ul", {
+    class: "feed",
+    id: "live-feed",
+    "aria-live": "polite",
+    "aria-label": "Live activity",
+  });
+  const feedEmpty = h(
+    "p",
+    { class: "muted", id: "feed-empty" },
+    "Waiting for traffic… new requests and findings appear here as they happen.",
+  );
+  const addFeed = (ev: LiveEvent) => {
+    feedEmpty.remove();
+    feed.prepend(feedItem(ev));
+    while (feed.children.length > FEED_MAX) feed.lastElementChild?.remove();
+  };
+  for (const name of [
+    "finding",
+    "request",
+    "mode-changed",
+    "config-reloaded",
+    "ws-connection",
+    "mcp-event",
+  ] as const)
+    ctx.onLeave(onLive(name, addFeed));
+  ctx.onLeave(
+    onLive("finding", () => {
+      todayValue.textContent = num(Number(todayValue.textContent?.replace(/\D/g, "") || 0) + 1);
+      lastValue.textContent = "just now";
+    }),
+  );
+
+  const noData = stats.total_findings === 0 && (stats.total_requests ?? 0) === 0;
+
+  mount(
+    ctx.root,
+    h("div", { class: "page-head" }, h("h1", null, "Overview"), h("span", { class: "muted" }, statusLine())),
+    noData
+      ? h(
+          "section",
+          { class: "panel", style: "margin-bottom:14px" },
+          empty("No traffic yet", connectHint(proxyUrl())),
+        )
+      : null,
+    h(
+      "div",
+      { class: "grid cols-4" },
+      h(
+        "a",
+        { class: "panel card", href: "#/findings?days=1", style: "color:inherit;text-decoration:none" },
+        h("div", { class: "card-label" }, "Findings today"),
+        todayValue,
+        h("div", { class: "card-sub" }, `${num(stats.total_findings)} in total`),
+      ),
+      sevCard,
+      h(
+        "a",
+        { class: "panel card", href: "#/sessions", style: "color:inherit;text-decoration:none" },
+        h("div", { class: "card-label" }, "Active sessions (24 h)"),
+        h("div", { class: "card-value" }, num(dash.total)),
+        h("div", { class: "card-sub" }, `${num(stats.total_requests)} requests in total`),
+      ),
+      h(
+        "div",
+        { class: "panel card" },
+        h("div", { class: "card-label" }, "Last finding"),
+        lastValue,
+        h(
+          "div",
+          { class: "card-sub" },
+          stats.last_finding_time ? new Date(stats.last_finding_time).toLocaleString() : "—",
+        ),
+      ),
+    ),
+    h(
+      "div",
+      { class: "grid main-side" },
+      h(
+        "section",
+        { class: "panel", "aria-labelledby": "trend-title" },
+        h(
+          "div",
+          { class: "row", style: "justify-content:space-between" },
+          h("h2", { id: "trend-title" }, "Findings trend"),
+          h("div", { class: "seg-group", role: "group", "aria-label": "Trend range" }, rangeButtons),
+        ),
+        trendBox,
+      ),
+      h(
+        "section",
+        { class: "panel", "aria-labelledby": "feed-title" },
+        h("h2", { id: "feed-title" }, "Live activity"),
+        feedEmpty,
+        feed,
+      ),
+    ),
+    h(
+      "div",
+      { class: "grid cols-3" },
+      breakdown("By detector", stats.by_detector, {
+        href: (n) => `#/findings?detector=${encodeURIComponent(n)}`,
+      }),
+      breakdown("By provider", stats.by_provider, {
+        href: (n) => `#/findings?provider=${encodeURIComponent(n)}`,
+      }),
+      breakdown("By client", stats.by_client, { href: (n) => `#/findings?client=${encodeURIComponent(n)}` }),
+    ),
+    h(
+      "div",
+      { class: "grid main-side" },
+      h(
+        "section",
+        { class: "panel", "aria-labelledby": "sessions-title" },
+        h("h2", { id: "sessions-title" }, "Recent sessions (24 h)"),
+        dash.sessions.length === 0
+          ? h("p", { class: "muted" }, "No session in the last 24 hours.")
+          : h(
+              "div",
+              { class: "table-wrap" },
+              h(
+                "table",
+                null,
+                h(
+                  "thead",
+                  null,
+                  h(
+                    "tr",
+                    null,
+                    h("th", null, "Session"),
+                    h("th", null, "Client"),
+                    h("th", null, "Last seen"),
+                    h("th", { class: "num" }, "Findings"),
+                    h("th", null, "Severity"),
+                  ),
+                ),
+                h(
+                  "tbody",
+                  null,
+                  dash.sessions.map((s) =>
+                    h(
+                      "tr",
+                      null,
+                      h(
+                        "td",
+                        null,
+                        h(
+                          "a",
+                          { href: `#/sessions/${encodeURIComponent(s.session_id)}`, class: "mono" },
+                          shortId(s.session_id),
+                        ),
+                      ),
+                      h("td", null, s.client ?? s.provider ?? "—"),
+                      h("td", null, ago(s.last_seen)),
+                      h("td", { class: "num" }, num(s.finding_count)),
+                      h("td", null, severityStack(s.severity)),
+                    ),
+                  ),
+                ),
+              ),
+            ),
+      ),
+      h(
+        "section",
+        { class: "panel", "aria-labelledby": "health-title" },
+        h("h2", { id: "health-title" }, "Pipeline health"),
+        h(
+          "ul",
+          { class: "bars", style: "list-style:none" },
+          pipeline.stages.map((st) =>
+            h(
+              "li",
+              { style: "grid-template-columns:minmax(0,1fr) auto" },
+              h("span", { title: st.description }, st.label || st.name),
+              !st.available ? badge("not available", "off") : st.enabled ? badge("on") : badge("off", "off"),
+            ),
+          ),
+        ),
+        h(
+          "p",
+          { class: "muted", style: "margin:8px 0 0" },
+          "Default action: ",
+          h("strong", null, pipeline.default_action),
+          " · ",
+          h("a", { href: "#/pipeline" }, "Settings"),
+        ),
+      ),
+    ),
+  );
+}
+
+function statusLine(): string {
+  const st = currentStatus();
+  if (!st) return "";
+  return `proxy ${st.bind}:${st.proxy_port} · ${st.version} · up ${Math.round(st.uptime / 60)} min`;
+}
+
+export function shortId(id: string): string {
+  return id.length > 18 ? `${id.slice(0, 16)}…` : id;
+}
+
+function feedItem(ev: LiveEvent): HTMLElement {
+  const t = new Date(ev.ts || Date.now()).toLocaleTimeString();
+  const str = (k: string) => (typeof ev[k] === "string" ? (ev[k] as string) : "");
+  let kind: HTMLElement;
+  let what: HTMLElement | string;
+  switch (ev.type) {
+    case "finding": {
+      const f = (ev.finding as Record<string, unknown> | undefined) ?? ev;
+      const sev = String(f.severity ?? "info");
+      kind = badge(sev);
+      what = h(
+        "span",
+        null,
+        h("strong", null, String(f.finding_type ?? f.rule ?? "finding")),
+        ` ${String(f.preview ?? "")} in ${String(f.path ?? "?")} → ${String(f.action ?? "")}`,
+        ev.id ? [" · ", h("a", { href: `#/findings/${String(ev.id)}` }, "details")] : null,
+      );
+      break;
+    }
+    case "request":
+      kind = badge(str("action") || "pass");
+      what = `${str("method")} ${str("path")} · ${str("provider")} · ${str("client")} · ${Number(ev.finding_count ?? 0)} findings · ${Number(ev.duration_ms ?? 0)} ms`;
+      break;
+    case "mode-changed":
+      kind = badge("mode", "warning");
+      what = `Proxy mode changed to ${str("mode")}`;
+      break;
+    case "config-reloaded":
+      kind = badge("config", "info");
+      what = `Configuration reloaded (${str("source")}): ${Array.isArray(ev.changes) ? ev.changes.length : 0} changes`;
+      break;
+    case "ws-connection":
+      kind = badge("ws", "info");
+      what = `WebSocket ${str("phase")} ${str("target_url")}`;
+      break;
+    default:
+      kind = badge("mcp", "info");
+      what = `MCP ${str("kind")}: ${str("message")}`;
+  }
+  return h(
+    "li",
+    { dataset: { type: ev.type } },
+    h("time", null, t),
+    kind,
+    h("span", { class: "what" }, what),
+  );
+}

@@ -1,0 +1,727 @@
+/**
+ * Rules: search (comma = OR), filters, inline enable/action/severity, bulk update, clone, delete,
+ * custom rule creation with a live pattern test, and rule statistics.
+ */
+import { ApiError, del, get, post, put } from "../api.ts";
+import { badge, debounce, field, h, mount, num, select } from "../dom.ts";
+import { confirmDialog, fail, toast } from "../feedback.ts";
+import { testPattern } from "../pattern.ts";
+import { type PageCtx, replaceParams } from "../state.ts";
+import { DETECTORS, type List, RULE_ACTIONS, type Rule, type RuleStats, SEVERITIES } from "../types.ts";
+
+const FILTERS = ["q", "detector", "tier", "severity", "enabled", "tag", "source"] as const;
+type FilterKey = (typeof FILTERS)[number];
+
+export async function rulesPage(ctx: PageCtx) {
+  const filter = Object.fromEntries(FILTERS.map((k) => [k, ctx.params.get(k) ?? ""])) as Record<
+    FilterKey,
+    string
+  >;
+  let offset = Number(ctx.params.get("offset")) || 0;
+  let limit = Number(ctx.params.get("limit")) || 50;
+  let rules: Rule[] = [];
+  let total = 0;
+  const selected = new Set<string>();
+
+  const statsBox = h("section", {
+    class: "panel",
+    "aria-labelledby": "rstats-title",
+    style: "margin-bottom:14px",
+  });
+  const tableBox = h("div");
+  const pager = h("div", { class: "pager" });
+  const bulkBar = h("div", { class: "panel row", id: "bulk-bar", style: "margin-bottom:10px" });
+  const totalLabel = h("span", { class: "muted", id: "rules-total" });
+
+  const query = () => {
+    const q: Record<string, string> = {};
+    for (const k of FILTERS) if (filter[k]) q[k] = filter[k];
+    return q;
+  };
+
+  const loadStats = async () => {
+    try {
+      const st = await get<RuleStats>("/rules/stats");
+      if (ctx.left()) return;
+      const chips = (obj: Record<string, number>, key: FilterKey) =>
+        Object.entries(obj ?? {}).map(([k, v]) =>
+          h(
+            "button",
+            {
+              class: "btn small",
+              type: "button",
+              "aria-pressed": filter[key] === k ? "true" : "false",
+              onclick: () => setFilter(key, filter[key] === k ? "" : k),
+            },
+            `${k} ${num(v)}`,
+          ),
+        );
+      mount(
+        statsBox,
+        h("h2", { id: "rstats-title" }, "Rule statistics"),
+        h(
+          "div",
+          { class: "grid cols-4", style: "margin:0" },
+          h(
+            "div",
+            null,
+            h("div", { class: "card-label muted" }, "Rules"),
+            h("div", { class: "card-value", style: "font-size:22px;font-weight:700" }, num(st.total)),
+            h("div", { class: "muted" }, `${num(st.enabled)} enabled · ${num(st.disabled)} disabled`),
+          ),
+          h(
+            "div",
+            null,
+            h("div", { class: "muted" }, "By tier"),
+            h("div", { class: "row" }, chips(st.by_tier, "tier")),
+          ),
+          h(
+            "div",
+            null,
+            h("div", { class: "muted" }, "By detector"),
+            h("div", { class: "row" }, chips(st.by_detector, "detector")),
+          ),
+          h(
+            "div",
+            null,
+            h("div", { class: "muted" }, "By severity"),
+            h("div", { class: "row" }, chips(st.by_severity, "severity")),
+          ),
+        ),
+        st.tags?.length
+          ? h(
+              "div",
+              { class: "row", style: "margin-top:10px" },
+              h("span", { class: "muted" }, "Tags:"),
+              chips(Object.fromEntries(st.tags.slice(0, 30).map((t) => [t.tag, t.count])), "tag"),
+            )
+          : null,
+      );
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const load = async () => {
+    replaceParams("rules", { ...query(), offset: offset || null, limit: limit === 50 ? null : limit });
+    try {
+      const res = await get<List & { rules: Rule[] }>("/rules", { ...query(), limit, offset });
+      if (ctx.left()) return;
+      rules = res.rules;
+      total = res.total;
+      renderTable();
+    } catch (err) {
+      fail(err);
+    }
+  };
+
+  const controls: Record<FilterKey, HTMLInputElement | HTMLSelectElement> = {
+    q: h("input", {
+      type: "search",
+      name: "q",
+      value: filter.q,
+      placeholder: "aws, token, email",
+      id: "rule-search",
+    }),
+    detector: select(
+      "detector",
+      [["", "any"], ...DETECTORS.map((d) => [d, d] as [string, string])],
+      filter.detector,
+    ),
+    tier: select(
+      "tier",
+      [
+        ["", "any"],
+        ["community", "community"],
+        ["custom", "custom"],
+      ],
+      filter.tier,
+    ),
+    severity: select(
+      "severity",
+      [["", "any"], ...SEVERITIES.map((d) => [d, d] as [string, string])],
+      filter.severity,
+    ),
+    enabled: select(
+      "enabled",
+      [
+        ["", "any"],
+        ["true", "enabled"],
+        ["false", "disabled"],
+      ],
+      filter.enabled,
+    ),
+    tag: h("input", { type: "text", name: "tag", value: filter.tag, placeholder: "exact tag" }),
+    source: select(
+      "source",
+      [
+        ["", "any"],
+        ["builtin", "builtin"],
+        ["config", "config (YAML)"],
+        ["dashboard", "dashboard"],
+        ["import", "import"],
+      ],
+      filter.source,
+    ),
+  };
+  const labels: Record<FilterKey, string> = {
+    q: "Search name or description (comma = OR)",
+    detector: "Detector",
+    tier: "Tier",
+    severity: "Severity",
+    enabled: "Status",
+    tag: "Tag",
+    source: "Source",
+  };
+  function setFilter(k: FilterKey, v: string) {
+    filter[k] = v;
+    controls[k].value = v;
+    offset = 0;
+    selected.clear();
+    void load();
+    void loadStats();
+  }
+  const searchNow = debounce(() => setFilter("q", controls.q.value.trim()), 250);
+  for (const k of FILTERS) {
+    controls[k].id ||= `rule-filter-${k}`;
+    if (k === "q") controls[k].addEventListener("input", searchNow);
+    else controls[k].addEventListener("change", () => setFilter(k, controls[k].value.trim()));
+  }
+
+  const saveRule = async (r: Rule, update: Partial<Rule>, revert: () => void) => {
+    try {
+      const updated = await put<Rule>(`/rules/${encodeURIComponent(r.name)}`, update);
+      Object.assign(r, updated);
+      toast(`Saved ${r.name}.`);
+      void loadStats();
+    } catch (err) {
+      revert();
+      fail(err);
+    }
+  };
+
+  const renderBulk = () => {
+    const n = selected.size;
+    const actionSel = select("bulk-action", [["-", "set action…"], ...RULE_ACTIONS], "-", {
+      id: "bulk-action",
+    });
+    const sevSel = select(
+      "bulk-severity",
+      [["-", "set severity…"], ...SEVERITIES.map((s) => [s, s] as [string, string])],
+      "-",
+      { id: "bulk-severity" },
+    );
+    const apply = async (update: Record<string, unknown>) => {
+      try {
+        const res = await post<{
+          updated: number;
+          failed: Array<{ name: string; reason: string }>;
+          message: string;
+        }>("/rules/bulk-update", { names: [...selected], update });
+        toast(res.message || `Updated ${res.updated} rules.`, res.failed.length ? "error" : "ok");
+        selected.clear();
+        await load();
+        void loadStats();
+      } catch (err) {
+        fail(err);
+      }
+    };
+    mount(
+      bulkBar,
+      h("strong", { id: "bulk-count" }, `${n} selected`),
+      h(
+        "button",
+        { class: "btn", type: "button", disabled: !n, onclick: () => apply({ enabled: true }) },
+        "Enable",
+      ),
+      h(
+        "button",
+        { class: "btn", type: "button", disabled: !n, onclick: () => apply({ enabled: false }) },
+        "Disable",
+      ),
+      h("label", { class: "sr-only", for: "bulk-action" }, "Set action for selected rules"),
+      actionSel,
+      h("label", { class: "sr-only", for: "bulk-severity" }, "Set severity for selected rules"),
+      sevSel,
+      h(
+        "button",
+        {
+          class: "btn primary",
+          type: "button",
+          id: "bulk-apply",
+          disabled: !n,
+          onclick: () => {
+            const update: Record<string, unknown> = {};
+            if (actionSel.value !== "-") update.action = actionSel.value;
+            if (sevSel.value !== "-") update.severity = sevSel.value;
+            if (Object.keys(update).length === 0)
+              return toast("Choose an action or a severity first.", "info");
+            void apply(update);
+          },
+        },
+        "Apply to selected",
+      ),
+      n
+        ? h(
+            "button",
+            {
+              class: "btn ghost",
+              type: "button",
+              onclick: () => {
+                selected.clear();
+                renderTable();
+              },
+            },
+            "Clear selection",
+          )
+        : null,
+    );
+  };
+
+  const renderTable = () => {
+    totalLabel.textContent = `${num(total)} rules`;
+    renderBulk();
+    const allOnPage = rules.length > 0 && rules.every((r) => selected.has(r.name));
+    const selectAll = h("input", {
+      type: "checkbox",
+      "aria-label": "Select all rules on this page",
+      checked: allOnPage,
+      onchange: (e: Event) => {
+        const on = (e.target as HTMLInputElement).checked;
+        for (const r of rules) on ? selected.add(r.name) : selected.delete(r.name);
+        renderTable();
+      },
+    });
+    mount(
+      tableBox,
+      rules.length === 0
+        ? h("div", { class: "panel" }, h("p", { class: "muted" }, "No rule matches this filter."))
+        : h(
+            "div",
+            { class: "table-wrap" },
+            h(
+              "table",
+              { id: "rules-table" },
+              h(
+                "thead",
+                null,
+                h(
+                  "tr",
+                  null,
+                  h("th", { scope: "col" }, selectAll),
+                  ["Rule", "Detector", "Severity", "Action", "Enabled", "Tier / source"].map((t) =>
+                    h("th", { scope: "col" }, t),
+                  ),
+                  h("th", { scope: "col", class: "num" }, "Hits"),
+                  h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Row actions")),
+                ),
+              ),
+              h("tbody", null, rules.map(ruleRow)),
+            ),
+          ),
+    );
+    mount(
+      pager,
+      field(
+        "Rows per page",
+        select("limit", ["25", "50", "100", "200"], String(limit), {
+          id: "rules-page-size",
+          onchange: (e: Event) => {
+            limit = Number((e.target as HTMLSelectElement).value);
+            offset = 0;
+            void load();
+          },
+        }),
+      ),
+      h("span", { class: "muted" }, `${offset + 1}–${Math.min(total, offset + limit)} of ${num(total)}`),
+      h(
+        "button",
+        {
+          class: "btn",
+          type: "button",
+          disabled: offset === 0,
+          onclick: () => {
+            offset = Math.max(0, offset - limit);
+            void load();
+          },
+        },
+        "← Previous",
+      ),
+      h(
+        "button",
+        {
+          class: "btn",
+          type: "button",
+          disabled: offset + limit >= total,
+          onclick: () => {
+            offset += limit;
+            void load();
+          },
+        },
+        "Next →",
+      ),
+    );
+  };
+
+  const ruleRow = (r: Rule) => {
+    const label = (what: string) => `${what} of ${r.name}`;
+    const sev = select("severity", SEVERITIES, r.severity, { "aria-label": label("Severity") });
+    sev.addEventListener("change", () => {
+      const old = r.severity;
+      void saveRule(r, { severity: sev.value as Rule["severity"] }, () => (sev.value = old));
+    });
+    const act = select("action", RULE_ACTIONS, r.action, { "aria-label": label("Action") });
+    act.addEventListener("change", () => {
+      const old = r.action;
+      void saveRule(r, { action: act.value }, () => (act.value = old));
+    });
+    const en = h("input", { type: "checkbox", checked: r.enabled, "aria-label": label("Enabled") });
+    en.addEventListener("change", () => {
+      void saveRule(r, { enabled: en.checked }, () => (en.checked = !en.checked));
+    });
+    return h(
+      "tr",
+      { dataset: { rule: r.name } },
+      h(
+        "td",
+        null,
+        h("input", {
+          type: "checkbox",
+          "aria-label": `Select ${r.name}`,
+          checked: selected.has(r.name),
+          onchange: (e: Event) => {
+            (e.target as HTMLInputElement).checked ? selected.add(r.name) : selected.delete(r.name);
+            renderBulk();
+          },
+        }),
+      ),
+      h(
+        "td",
+        { style: "max-width:340px" },
+        h("div", { class: "mono" }, r.name),
+        r.description ? h("div", { class: "muted", style: "font-size:12.5px" }, r.description) : null,
+        r.tags?.length
+          ? h(
+              "div",
+              { class: "row", style: "gap:4px;margin-top:2px" },
+              r.tags.map((t) =>
+                h(
+                  "button",
+                  { class: "btn small ghost", type: "button", onclick: () => setFilter("tag", t) },
+                  `#${t}`,
+                ),
+              ),
+            )
+          : null,
+      ),
+      h("td", null, r.detector),
+      h("td", null, sev),
+      h("td", null, act),
+      h("td", null, en),
+      h("td", null, badge(r.tier, "tier"), " ", h("span", { class: "muted" }, r.source)),
+      h("td", { class: "num" }, num(r.hit_count)),
+      h(
+        "td",
+        null,
+        h(
+          "div",
+          { class: "row", style: "flex-wrap:nowrap" },
+          h(
+            "button",
+            {
+              class: "btn small",
+              type: "button",
+              "aria-label": `Test ${r.name}`,
+              onclick: () => loadIntoEditor(r, false),
+            },
+            "Test",
+          ),
+          h(
+            "button",
+            {
+              class: "btn small",
+              type: "button",
+              "aria-label": `Clone ${r.name}`,
+              onclick: async () => {
+                try {
+                  const c = await post<Rule>(`/rules/${encodeURIComponent(r.name)}/clone`, {});
+                  toast(`Cloned to ${c.name}.`);
+                  setFilter("q", c.name);
+                } catch (err) {
+                  fail(err);
+                }
+              },
+            },
+            "Clone",
+          ),
+          r.source === "dashboard"
+            ? h(
+                "button",
+                {
+                  class: "btn small",
+                  type: "button",
+                  "aria-label": `Edit ${r.name}`,
+                  onclick: () => loadIntoEditor(r, true),
+                },
+                "Edit",
+              )
+            : null,
+          r.source === "dashboard"
+            ? h(
+                "button",
+                {
+                  class: "btn small danger",
+                  type: "button",
+                  "aria-label": `Delete ${r.name}`,
+                  onclick: async () => {
+                    if (
+                      !(await confirmDialog(
+                        `Delete rule ${r.name}?`,
+                        "This removes the rule from the store.",
+                        "Delete",
+                        true,
+                      ))
+                    )
+                      return;
+                    try {
+                      await del(`/rules/${encodeURIComponent(r.name)}`);
+                      toast(`Deleted ${r.name}.`);
+                      await load();
+                      void loadStats();
+                    } catch (err) {
+                      fail(err);
+                    }
+                  },
+                },
+                "Delete",
+              )
+            : null,
+        ),
+      ),
+    );
+  };
+
+  /* ---------- create / edit a custom rule, with a live test ---------- */
+  let editing: string | null = null;
+  const fName = h("input", {
+    type: "text",
+    id: "rule-name",
+    name: "name",
+    required: true,
+    placeholder: "acme-internal-token",
+    autocomplete: "off",
+  });
+  const fPattern = h("input", {
+    type: "text",
+    id: "rule-pattern",
+    name: "pattern",
+    required: true,
+    placeholder: "acme_[A-Za-z0-9]{24}",
+    autocomplete: "off",
+    spellcheck: "false",
+    class: "mono",
+  });
+  const fDetector = select("detector", DETECTORS, "custom", { id: "rule-detector" });
+  const fSeverity = select("severity", SEVERITIES, "high", { id: "rule-severity" });
+  const fAction = select("action", RULE_ACTIONS, "", { id: "rule-action" });
+  const fDesc = h("input", {
+    type: "text",
+    id: "rule-description",
+    name: "description",
+    placeholder: "What this rule finds",
+  });
+  const fTags = h("input", { type: "text", id: "rule-tags", name: "tags", placeholder: "internal, token" });
+  const fSample = h("textarea", {
+    id: "rule-sample",
+    rows: 4,
+    placeholder: "Paste sample text; matches are highlighted as you type.",
+  });
+  const testOut = h("div", { id: "rule-test-result", "aria-live": "polite" });
+  const formTitle = h("h2", { id: "rule-form-title" }, "Create a custom rule");
+  const submitBtn = h("button", { class: "btn primary", type: "submit", id: "rule-submit" }, "Create rule");
+  const cancelEdit = h(
+    "button",
+    { class: "btn", type: "button", hidden: true, onclick: () => resetEditor() },
+    "Cancel edit",
+  );
+
+  const runTest = () => {
+    const res = testPattern(fPattern.value, fSample.value);
+    if (!res.ok) {
+      mount(
+        testOut,
+        h(
+          "p",
+          { class: "msg", role: "alert", style: "color:var(--danger)" },
+          `Invalid pattern: ${res.error}`,
+        ),
+      );
+      return;
+    }
+    if (!fPattern.value) return mount(testOut, h("p", { class: "muted" }, "Type a pattern to test it."));
+    if (!fSample.value)
+      return mount(testOut, h("p", { class: "muted" }, "Paste sample text to test the pattern."));
+    const parts: Array<string | HTMLElement> = [];
+    let at = 0;
+    for (const m of res.matches) {
+      if (m.start < at) continue;
+      parts.push(fSample.value.slice(at, m.start), h("mark", null, m.text));
+      at = m.end;
+    }
+    parts.push(fSample.value.slice(at));
+    mount(
+      testOut,
+      h(
+        "p",
+        { id: "rule-test-count" },
+        h("strong", null, `${res.matches.length} match${res.matches.length === 1 ? "" : "es"}`),
+        res.matches.length ? " (group 1 when the pattern has a capture group)" : "",
+      ),
+      res.matches.length ? h("pre", { class: "matches" }, parts) : null,
+    );
+  };
+  fPattern.addEventListener("input", runTest);
+  fSample.addEventListener("input", runTest);
+
+  function resetEditor() {
+    editing = null;
+    fName.disabled = false;
+    for (const el of [fName, fPattern, fDesc, fTags]) el.value = "";
+    fDetector.value = "custom";
+    fSeverity.value = "high";
+    fAction.value = "";
+    formTitle.textContent = "Create a custom rule";
+    submitBtn.textContent = "Create rule";
+    cancelEdit.hidden = true;
+    runTest();
+  }
+
+  function loadIntoEditor(r: Rule, edit: boolean) {
+    editing = edit ? r.name : null;
+    fName.value = edit ? r.name : `${r.name}-custom`;
+    fName.disabled = edit;
+    fPattern.value = r.pattern;
+    fDetector.value = r.detector;
+    fSeverity.value = r.severity;
+    fAction.value = r.action;
+    fDesc.value = r.description ?? "";
+    fTags.value = (r.tags ?? []).join(", ");
+    formTitle.textContent = edit ? `Edit ${r.name}` : `Test ${r.name} (or save a custom copy)`;
+    submitBtn.textContent = edit ? "Save rule" : "Create rule";
+    cancelEdit.hidden = false;
+    runTest();
+    editorPanel.scrollIntoView({ behavior: "smooth", block: "start" });
+    fSample.focus();
+  }
+
+  const editorPanel = h(
+    "form",
+    {
+      class: "panel",
+      id: "rule-form",
+      "aria-labelledby": "rule-form-title",
+      style: "margin-top:14px",
+      onsubmit: async (e: Event) => {
+        e.preventDefault();
+        const body = {
+          name: fName.value.trim(),
+          pattern: fPattern.value,
+          detector: fDetector.value,
+          severity: fSeverity.value,
+          action: fAction.value,
+          description: fDesc.value.trim(),
+          tags: fTags.value
+            .split(",")
+            .map((t) => t.trim())
+            .filter(Boolean),
+        };
+        const local = testPattern(body.pattern, "");
+        if (!local.ok) return toast(`Invalid pattern: ${local.error}`, "error");
+        try {
+          if (editing) {
+            const { name: _n, ...update } = body;
+            await put<Rule>(`/rules/${encodeURIComponent(editing)}`, update);
+            toast(`Saved ${editing}.`);
+          } else {
+            const r = await post<Rule>("/rules", body);
+            toast(`Created rule ${r.name}.`);
+          }
+          const name = editing ?? body.name;
+          resetEditor();
+          setFilter("q", name);
+        } catch (err) {
+          if (err instanceof ApiError && err.status === 409)
+            toast(`A rule named ${body.name} already exists.`, "error");
+          else fail(err);
+        }
+      },
+    },
+    formTitle,
+    h(
+      "div",
+      { class: "grid cols-3", style: "margin-bottom:10px" },
+      field("Name", fName, "lowercase letters, digits, . _ -"),
+      h(
+        "div",
+        { style: "grid-column: span 2" },
+        field(
+          "Pattern (regular expression)",
+          fPattern,
+          "(?i) at the start: case-insensitive. With a capture group, group 1 is the finding.",
+        ),
+      ),
+      field("Detector", fDetector),
+      field("Severity", fSeverity),
+      field("Action", fAction, "default: the detector's action, else the pipeline default"),
+      h("div", { style: "grid-column: span 2" }, field("Description", fDesc)),
+      field("Tags (comma separated)", fTags),
+    ),
+    field("Sample text for the live test", fSample),
+    testOut,
+    h("div", { class: "row end" }, cancelEdit, submitBtn),
+  );
+  runTest();
+
+  mount(
+    ctx.root,
+    h(
+      "div",
+      { class: "page-head" },
+      h("h1", null, "Rules"),
+      totalLabel,
+      h("span", { class: "spacer" }),
+      h(
+        "a",
+        {
+          class: "btn",
+          href: "#/rules",
+          onclick: (e: Event) => {
+            e.preventDefault();
+            fName.focus();
+            editorPanel.scrollIntoView({ block: "start" });
+          },
+        },
+        "New custom rule",
+      ),
+    ),
+    statsBox,
+    h(
+      "form",
+      {
+        class: "filters",
+        role: "search",
+        "aria-label": "Filter rules",
+        onsubmit: (e: Event) => e.preventDefault(),
+      },
+      h("div", { style: "flex: 1 1 260px" }, field(labels.q, controls.q)),
+      FILTERS.filter((k) => k !== "q").map((k) => field(labels[k], controls[k])),
+    ),
+    bulkBar,
+    tableBox,
+    pager,
+    editorPanel,
+  );
+  controls.q.style.maxWidth = "none";
+  controls.q.style.width = "100%";
+  await Promise.all([load(), loadStats()]);
+}

@@ -1,0 +1,247 @@
+/** Sessions: the list, and one session's findings and requests. */
+import { get } from "../api.ts";
+import { severityStack } from "../charts.ts";
+import { ago, badge, connectHint, empty, h, mount, num, when } from "../dom.ts";
+import { type PageCtx, proxyUrl } from "../state.ts";
+import type { AuditEntry, Finding, List, Session } from "../types.ts";
+
+export async function sessionsPage(ctx: PageCtx) {
+  if (ctx.rest[0]) return sessionDetail(ctx, ctx.rest[0]);
+  const [list, dash] = await Promise.all([
+    get<List & { sessions: Session[] }>("/sessions", { limit: 100 }),
+    get<{ sessions: Session[]; total: number }>("/sessions/dashboard", { limit: 10 }),
+  ]);
+  if (ctx.left()) return;
+  const sev = new Map(dash.sessions.map((s) => [s.session_id, s.severity]));
+  mount(
+    ctx.root,
+    h(
+      "div",
+      { class: "page-head" },
+      h("h1", null, "Sessions"),
+      h(
+        "span",
+        { class: "muted" },
+        `${num(list.total)} sessions · ${num(dash.total)} active in the last 24 h`,
+      ),
+    ),
+    list.sessions.length === 0
+      ? h("div", { class: "panel" }, empty("No sessions yet", connectHint(proxyUrl())))
+      : h(
+          "div",
+          { class: "table-wrap" },
+          h(
+            "table",
+            { id: "sessions-table" },
+            h(
+              "thead",
+              null,
+              h(
+                "tr",
+                null,
+                [
+                  "Session",
+                  "Client",
+                  "Provider",
+                  "Model",
+                  "Project",
+                  "Branch",
+                  "First seen",
+                  "Last seen",
+                ].map((t) => h("th", { scope: "col" }, t)),
+                h("th", { scope: "col", class: "num" }, "Requests"),
+                h("th", { scope: "col", class: "num" }, "Findings"),
+                h("th", { scope: "col" }, "Severity (24 h)"),
+              ),
+            ),
+            h(
+              "tbody",
+              null,
+              list.sessions.map((s) =>
+                h(
+                  "tr",
+                  null,
+                  h(
+                    "td",
+                    null,
+                    h(
+                      "a",
+                      { class: "mono", href: `#/sessions/${encodeURIComponent(s.session_id)}` },
+                      short(s.session_id),
+                    ),
+                  ),
+                  h("td", null, s.client ?? "—"),
+                  h("td", null, s.provider ?? "—"),
+                  h("td", null, s.model ?? "—"),
+                  h("td", { class: "mono" }, s.working_directory ?? "—"),
+                  h("td", null, s.git_branch ?? "—"),
+                  h("td", { title: when(s.first_seen) }, ago(s.first_seen)),
+                  h("td", { title: when(s.last_seen) }, ago(s.last_seen)),
+                  h("td", { class: "num" }, num(s.request_count)),
+                  h("td", { class: "num" }, num(s.finding_count)),
+                  h(
+                    "td",
+                    null,
+                    sev.has(s.session_id)
+                      ? severityStack(sev.get(s.session_id))
+                      : h("span", { class: "muted" }, "—"),
+                  ),
+                ),
+              ),
+            ),
+          ),
+        ),
+    list.total > list.sessions.length
+      ? h("p", { class: "muted" }, `Showing the ${list.sessions.length} most recent sessions.`)
+      : null,
+  );
+}
+
+function short(id: string) {
+  return id.length > 22 ? `${id.slice(0, 20)}…` : id;
+}
+
+async function sessionDetail(ctx: PageCtx, id: string) {
+  const [findings, audit, sessions] = await Promise.all([
+    get<List & { findings: Finding[] }>("/findings", { session_id: id, limit: 200 }),
+    get<List & { entries: AuditEntry[] }>("/audit", { session_id: id, limit: 200 }),
+    get<List & { sessions: Session[] }>("/sessions", { limit: 100 }),
+  ]);
+  if (ctx.left()) return;
+  const s = sessions.sessions.find((x) => x.session_id === id);
+  const kv = (k: string, v: unknown) => [
+    h("dt", null, k),
+    h("dd", null, v === null || v === undefined || v === "" ? "—" : String(v)),
+  ];
+  mount(
+    ctx.root,
+    h("p", null, h("a", { href: "#/sessions" }, "← All sessions")),
+    h("div", { class: "page-head" }, h("h1", null, "Session ", h("span", { class: "mono" }, id))),
+    h(
+      "div",
+      { class: "grid main-side", style: "align-items:start" },
+      h(
+        "div",
+        { class: "stack" },
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "sf-title" },
+          h(
+            "div",
+            { class: "row", style: "justify-content:space-between" },
+            h("h2", { id: "sf-title" }, `Findings (${num(findings.total)})`),
+            h("a", { href: `#/findings?session_id=${encodeURIComponent(id)}` }, "Open in Findings"),
+          ),
+          findings.findings.length === 0
+            ? h("p", { class: "muted" }, "No findings in this session.")
+            : h(
+                "div",
+                { class: "table-wrap" },
+                h(
+                  "table",
+                  null,
+                  h(
+                    "thead",
+                    null,
+                    h(
+                      "tr",
+                      null,
+                      ["When", "Severity", "Type", "Preview", "Location", "Action"].map((t) =>
+                        h("th", { scope: "col" }, t),
+                      ),
+                    ),
+                  ),
+                  h(
+                    "tbody",
+                    null,
+                    findings.findings.map((f) =>
+                      h(
+                        "tr",
+                        null,
+                        h("td", null, h("a", { href: `#/findings/${f.id}` }, ago(f.ts))),
+                        h("td", null, badge(f.severity)),
+                        h("td", null, f.finding_type),
+                        h("td", null, h("code", null, f.preview)),
+                        h("td", { class: "mono" }, f.path),
+                        h("td", null, badge(f.action)),
+                      ),
+                    ),
+                  ),
+                ),
+              ),
+        ),
+        h(
+          "section",
+          { class: "panel", "aria-labelledby": "sr-title" },
+          h("h2", { id: "sr-title" }, `Requests (${num(audit.total)})`),
+          audit.entries.length === 0
+            ? h("p", { class: "muted" }, "No requests recorded for this session.")
+            : h(
+                "div",
+                { class: "table-wrap" },
+                h(
+                  "table",
+                  null,
+                  h(
+                    "thead",
+                    null,
+                    h(
+                      "tr",
+                      null,
+                      ["When", "Request", "Model", "Action", "Status"].map((t) =>
+                        h("th", { scope: "col" }, t),
+                      ),
+                      h("th", { class: "num", scope: "col" }, "Findings"),
+                      h("th", { class: "num", scope: "col" }, "Duration"),
+                    ),
+                  ),
+                  h(
+                    "tbody",
+                    null,
+                    audit.entries.map((e) =>
+                      h(
+                        "tr",
+                        null,
+                        h("td", { title: when(e.ts) }, ago(e.ts)),
+                        h("td", { class: "mono" }, `${e.method} ${e.path}`),
+                        h("td", null, e.model ?? "—"),
+                        h("td", null, badge(e.action)),
+                        h(
+                          "td",
+                          null,
+                          e.upstream_status === null ? (e.error ?? "—") : String(e.upstream_status),
+                        ),
+                        h("td", { class: "num" }, num(e.finding_count)),
+                        h("td", { class: "num" }, `${Math.round(e.duration_ms)} ms`),
+                      ),
+                    ),
+                  ),
+                ),
+              ),
+        ),
+      ),
+      h(
+        "aside",
+        { class: "panel" },
+        h("h2", null, "Context"),
+        s
+          ? h(
+              "dl",
+              { class: "kv" },
+              kv("Client", s.client),
+              kv("Provider", s.provider),
+              kv("Model", s.model),
+              kv("Account", s.account_id),
+              kv("Device", s.device_id),
+              kv("Project", s.working_directory),
+              kv("Branch", s.git_branch),
+              kv("First seen", when(s.first_seen)),
+              kv("Last seen", when(s.last_seen)),
+              kv("Requests", s.request_count),
+              kv("Findings", s.finding_count),
+            )
+          : h("p", { class: "muted" }, "This session is not among the 100 most recent."),
+      ),
+    ),
+  );
+}
