@@ -1,0 +1,97 @@
+/**
+ * Answers sluice itself gives on a provider path, in the provider's own error shape (NAMES.md) so the
+ * coding tool shows the user why: 403 blocked, 502 upstream unreachable, 504 upstream timeout, 400
+ * unknown provider.
+ */
+import type { Finding, ProviderLabel } from "../core/types.ts";
+import { RECOGNISED } from "./detect.ts";
+
+function jsonResponse(status: number, body: unknown, extra?: Record<string, string>): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "x-sluice": "1", ...extra },
+  });
+}
+
+/** The provider-shaped error body. `kind` picks the type/status words. */
+export function providerError(
+  provider: ProviderLabel,
+  status: number,
+  message: string,
+  kind: "blocked" | "bad_gateway" | "timeout" | "bad_request",
+): Response {
+  switch (provider) {
+    case "anthropic": {
+      const type =
+        kind === "blocked"
+          ? "permission_error"
+          : kind === "timeout"
+            ? "timeout_error"
+            : kind === "bad_request"
+              ? "invalid_request_error"
+              : "api_error";
+      return jsonResponse(status, { type: "error", error: { type, message } });
+    }
+    case "gemini": {
+      const st =
+        kind === "blocked"
+          ? "PERMISSION_DENIED"
+          : kind === "timeout"
+            ? "DEADLINE_EXCEEDED"
+            : kind === "bad_request"
+              ? "INVALID_ARGUMENT"
+              : "UNAVAILABLE";
+      return jsonResponse(status, { error: { code: status, message, status: st } });
+    }
+    default: {
+      const type =
+        kind === "blocked"
+          ? "permission_error"
+          : kind === "bad_request"
+            ? "invalid_request_error"
+            : "upstream_error";
+      const code =
+        kind === "blocked"
+          ? "blocked_by_sluice"
+          : kind === "timeout"
+            ? "upstream_timeout"
+            : kind === "bad_request"
+              ? "bad_request"
+              : "upstream_unreachable";
+      return jsonResponse(status, { error: { message, type, code } });
+    }
+  }
+}
+
+/** The message of a block: finding types, where, which rule; never a value. */
+export function blockMessage(findings: Finding[]): string {
+  const seen = new Set<string>();
+  const parts: string[] = [];
+  for (const f of findings) {
+    if (f.action !== "block") continue;
+    const part = `${f.finding_type} at ${f.path || "(body)"} (rule ${f.rule})`;
+    if (seen.has(part)) continue;
+    seen.add(part);
+    parts.push(part);
+  }
+  if (parts.length === 0)
+    for (const f of findings.slice(0, 5))
+      parts.push(`${f.finding_type} at ${f.path || "(body)"} (rule ${f.rule})`);
+  const shown = parts.slice(0, 10);
+  const more = parts.length > shown.length ? `; and ${parts.length - shown.length} more` : "";
+  return `Request blocked by sluice: ${shown.join("; ")}${more}. Remove the sensitive content or ask your administrator to adjust the rule.`;
+}
+
+export function blockedResponse(provider: ProviderLabel, findings: Finding[]): Response {
+  return providerError(provider, 403, blockMessage(findings), "blocked");
+}
+
+export function unknownProviderResponse(method: string, path: string): Response {
+  return jsonResponse(400, {
+    error: {
+      code: "unknown_provider",
+      message: `sluice could not tell which provider ${method} ${path} is for. It recognises: ${RECOGNISED.join("; ")}.`,
+      recognised: RECOGNISED,
+    },
+  });
+}

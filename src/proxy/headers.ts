@@ -1,0 +1,76 @@
+/**
+ * Proxy header hygiene in one place (STYLE.md habit 7): what is dropped between the client and the
+ * upstream, and between the upstream and the client. Everything else passes unchanged.
+ */
+
+/** RFC 9110 §7.6.1 hop-by-hop headers, plus the ones fetch/serve set themselves. */
+const HOP_BY_HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
+
+/** WebSocket handshake headers: the relay makes its own handshake with the upstream. */
+const WS_HANDSHAKE = new Set([
+  "sec-websocket-key",
+  "sec-websocket-version",
+  "sec-websocket-extensions",
+  "sec-websocket-accept",
+]);
+
+function connectionTokens(h: Headers): Set<string> {
+  const v = h.get("connection");
+  if (!v) return new Set();
+  return new Set(
+    v
+      .split(",")
+      .map((t) => t.trim().toLowerCase())
+      .filter(Boolean),
+  );
+}
+
+/**
+ * Headers to send upstream: hop-by-hop and the tokens listed in `Connection` removed, `Host` dropped
+ * (fetch sets it from the URL), `Content-Length` dropped (fetch sets it from the body we send, which
+ * may be a redacted body). `Accept-Encoding` is kept so compressed responses pass through untouched.
+ */
+export function upstreamRequestHeaders(inbound: Headers, opts: { websocket?: boolean } = {}): Headers {
+  const listed = connectionTokens(inbound);
+  const out = new Headers();
+  for (const [k, v] of inbound) {
+    const key = k.toLowerCase();
+    if (HOP_BY_HOP.has(key) || listed.has(key)) continue;
+    if (key === "host" || key === "content-length" || key === "expect") continue;
+    if (opts.websocket && (WS_HANDSHAKE.has(key) || key === "sec-websocket-protocol")) continue;
+    out.append(k, v);
+  }
+  return out;
+}
+
+/**
+ * Headers to return to the client: hop-by-hop removed. `Content-Encoding` and `Content-Length` are
+ * kept because the body bytes are relayed exactly as the upstream sent them (fetch `decompress: false`).
+ */
+export function clientResponseHeaders(upstream: Headers): Headers {
+  const listed = connectionTokens(upstream);
+  const out = new Headers();
+  for (const [k, v] of upstream) {
+    const key = k.toLowerCase();
+    if (HOP_BY_HOP.has(key) || listed.has(key)) continue;
+    if (key === "set-cookie") continue; // appended below, one by one
+    out.append(k, v);
+  }
+  for (const c of upstream.getSetCookie()) out.append("set-cookie", c);
+  return out;
+}
+
+/** Headers of an upstream 101 worth echoing to the client (the chosen subprotocol, provider ids). */
+export function websocketAcceptHeaders(upstreamProtocol: string | null): Record<string, string> {
+  return upstreamProtocol ? { "sec-websocket-protocol": upstreamProtocol } : {};
+}

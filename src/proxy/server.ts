@@ -1,0 +1,524 @@
+/**
+ * The proxy listener on `Bun.serve` (SPEC §1, §4): `/health`, `/metrics`, the `/ws?url=` relay, and
+ * every other path provider-detected, scanned and forwarded. Knows nothing of the runtime: what it
+ * needs comes in through `ProxyDeps`, read on every request so that reloads apply at once.
+ */
+import type { Server, ServerWebSocket } from "bun";
+import type { Config } from "../config/schema.ts";
+import type { Bus } from "../core/bus.ts";
+import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
+import type { Logger } from "../core/log.ts";
+import type { ProxyMode } from "../core/runtime.ts";
+import type { Action, Provider, ProviderLabel, SessionContext } from "../core/types.ts";
+import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
+import { detectProvider, isStreamingRequest } from "./detect.ts";
+import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
+import { forward, timersFor, type UpstreamTls } from "./forward.ts";
+import { upstreamRequestHeaders } from "./headers.ts";
+import type { HostPool } from "./pool.ts";
+import { scanGuarded } from "./scan.ts";
+import { sessionContext } from "./session.ts";
+import { bridge, connectUpstream, sendableCloseCode, upgradeClient, type WsRelayData } from "./ws.ts";
+
+export interface ProxyDeps {
+  config(): Config;
+  mode(): ProxyMode;
+  hook(): RequestHook;
+  bus: Bus;
+  log: Logger;
+  metrics: Metrics;
+  tls(): UpstreamTls;
+  pool(): HostPool;
+  /** The `/health` record. */
+  health(): Record<string, unknown>;
+}
+
+/** WebSocket close code for a frame blocked by policy (RFC 6455 policy violation). */
+export const WS_POLICY_CLOSE = 1008;
+
+const te = new TextEncoder();
+
+function upstreamUrl(base: string, pathAndQuery: string): URL {
+  const b = new URL(base);
+  const prefix = b.pathname.replace(/\/+$/, "");
+  return new URL(`${b.origin}${prefix}${pathAndQuery}`);
+}
+
+function parseJson(body: Uint8Array, contentType: string | null): unknown {
+  if (body.byteLength === 0) return undefined;
+  const first = body[0];
+  if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
+  try {
+    return JSON.parse(new TextDecoder().decode(body));
+  } catch {
+    return undefined;
+  }
+}
+
+export class ProxyServer {
+  server: Server<WsRelayData> | null = null;
+  #seq = 0;
+  #inflight = new Set<Promise<unknown>>();
+  #aborts = new Set<AbortController>();
+  #sockets = new Set<ServerWebSocket<WsRelayData>>();
+  #retired: Server<WsRelayData>[] = [];
+
+  constructor(private deps: ProxyDeps) {}
+
+  get activeRequests(): number {
+    return this.#inflight.size;
+  }
+
+  /** Listen on host:port (0 = any free port). */
+  listen(hostname: string, port: number): Server<WsRelayData> {
+    const maxBody = Math.max(this.deps.config().proxy.max_body_size, 64 * 1024 * 1024) + 1024 * 1024;
+    this.server = Bun.serve<WsRelayData>({
+      hostname,
+      port,
+      idleTimeout: 255,
+      maxRequestBodySize: Math.min(maxBody, 2 ** 31 - 1),
+      fetch: (req, server) => this.#handle(req, server),
+      error: (err) => {
+        this.deps.log.error(`proxy internal error: ${err.message}`);
+        return new Response(
+          JSON.stringify({ error: { code: "internal", message: "sluice internal error" } }),
+          {
+            status: 502,
+            headers: { "content-type": "application/json" },
+          },
+        );
+      },
+      websocket: {
+        idleTimeout: 0,
+        maxPayloadLength: 64 * 1024 * 1024,
+        perMessageDeflate: true,
+        open: (ws) => this.#wsOpen(ws),
+        message: (ws, msg) => this.#wsMessage(ws, msg),
+        close: (ws, code) => this.#wsClose(ws, code),
+      },
+    });
+    return this.server;
+  }
+
+  /**
+   * Graceful rebind: listen on the new address first, then stop accepting on the old one while its
+   * requests in flight finish.
+   */
+  rebind(hostname: string, port: number): Server<WsRelayData> {
+    const old = this.server;
+    const next = this.listen(hostname, port);
+    if (old) {
+      this.#retired.push(old);
+      void old.stop(false);
+    }
+    return next;
+  }
+
+  /** Step 1 of shutdown: stop accepting new connections; requests in flight continue. */
+  stopAccepting(): void {
+    for (const s of [this.server, ...this.#retired]) void s?.stop(false);
+  }
+
+  /** Step 2: wait until no request is in flight, or the deadline. Returns how many are left. */
+  async drain(deadlineMs: number): Promise<number> {
+    const until = Date.now() + deadlineMs;
+    while (this.#inflight.size > 0 && Date.now() < until) {
+      let t: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.#inflight]),
+        new Promise((r) => (t = setTimeout(r, Math.max(0, until - Date.now())))),
+      ]);
+      clearTimeout(t);
+    }
+    return this.#inflight.size;
+  }
+
+  /** Step 3: force-close what is left (requests and WebSockets). */
+  async forceClose(): Promise<void> {
+    for (const c of this.#aborts) c.abort(new Error("sluice shutting down"));
+    for (const ws of this.#sockets) {
+      try {
+        ws.close(1001, "sluice shutting down");
+      } catch {
+        /* gone */
+      }
+      try {
+        ws.data.upstream.close(1001, "sluice shutting down");
+      } catch {
+        /* gone */
+      }
+    }
+    for (const s of [this.server, ...this.#retired]) await s?.stop(true);
+    this.#retired = [];
+  }
+
+  #nextId(): string {
+    return `req-${++this.#seq}`;
+  }
+
+  async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
+    const url = new URL(req.url);
+    const { pathname } = url;
+    if (pathname === "/health" && req.method === "GET")
+      return Response.json(this.deps.health(), { headers: { "cache-control": "no-store" } });
+    if (pathname === "/metrics" && req.method === "GET") {
+      this.deps.metrics.activeRequests = this.#inflight.size;
+      return new Response(this.deps.metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
+    }
+    if (pathname === "/ws") return this.#wsRelay(req, server, url);
+
+    const provider = detectProvider(pathname, req.headers);
+    this.deps.metrics.countProvider(provider);
+    const requestId = this.#nextId();
+    if (provider === "unknown") {
+      this.deps.log.info(`unknown provider for ${req.method} ${pathname}`, { request_id: requestId });
+      return unknownProviderResponse(req.method, pathname);
+    }
+    if (req.headers.get("upgrade")?.toLowerCase() === "websocket")
+      return this.#providerUpgrade(req, server, url, provider, requestId);
+    return this.#track(this.#proxy(req, server, url, provider, requestId));
+  }
+
+  /** Count a request as in flight until its response has been fully relayed. */
+  #track(p: Promise<{ response: Response; done: Promise<unknown> }>): Promise<Response> {
+    let resolveDone!: () => void;
+    const tracked = new Promise<void>((r) => (resolveDone = r));
+    this.#inflight.add(tracked);
+    this.deps.metrics.activeRequests = this.#inflight.size;
+    const end = () => {
+      this.#inflight.delete(tracked);
+      this.deps.metrics.activeRequests = this.#inflight.size;
+      resolveDone();
+    };
+    return p.then(
+      (r) => {
+        r.done.then(end, end);
+        return r.response;
+      },
+      (e) => {
+        end();
+        throw e;
+      },
+    );
+  }
+
+  async #proxy(
+    req: Request,
+    server: Server<WsRelayData>,
+    url: URL,
+    provider: Provider,
+    requestId: string,
+  ): Promise<{ response: Response; done: Promise<unknown> }> {
+    const started = performance.now();
+    const cfg = this.deps.config();
+    const mode = this.deps.mode();
+    const log = this.deps.log;
+    server.timeout(req, 0); // no idle timer on a long stream
+    const abort = new AbortController();
+    this.#aborts.add(abort);
+    const signal = AbortSignal.any([req.signal, abort.signal]);
+    const pathAndQuery = url.pathname + url.search;
+
+    // Body: buffered when it fits the scan limit, else streamed through unscanned.
+    const declared = Number(req.headers.get("content-length") ?? "NaN");
+    let body: Uint8Array | ReadableStream<Uint8Array> | null = null;
+    let skipped: string | undefined;
+    if (req.body && Number.isFinite(declared) && declared > cfg.proxy.max_body_size) {
+      body = req.body;
+      skipped = `body of ${declared} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
+      log.warn(`not scanning ${pathAndQuery}: ${skipped}`, { request_id: requestId });
+    } else if (req.body) {
+      body = new Uint8Array(await req.arrayBuffer());
+      if (body.byteLength > cfg.proxy.max_body_size) {
+        skipped = `body of ${body.byteLength} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
+        log.warn(`not scanning ${pathAndQuery}: ${skipped}`, { request_id: requestId });
+      }
+    }
+    const bytes = body instanceof Uint8Array ? body : null;
+    let json: unknown;
+    let session: SessionContext;
+    try {
+      json = bytes && !skipped ? parseJson(bytes, req.headers.get("content-type")) : undefined;
+      session = sessionContext({
+        provider,
+        pathname: url.pathname,
+        headers: req.headers,
+        json,
+        sourceIp: server.requestIP(req)?.address ?? null,
+      });
+    } catch (e) {
+      log.error(`session context failed: ${(e as Error).message}`, { request_id: requestId });
+      session = fallbackSession();
+    }
+
+    let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
+    if (mode === "active" && bytes && !skipped) {
+      const scanReq: ScanRequest = {
+        provider,
+        method: req.method,
+        path: pathAndQuery,
+        headers: req.headers,
+        body: bytes,
+        json,
+        session,
+        transport: "http",
+      };
+      verdict = await scanGuarded(
+        { hook: this.deps.hook(), bus: this.deps.bus, log, metrics: this.deps.metrics },
+        scanReq,
+        requestId,
+      );
+    }
+    const action: Action = verdict.action;
+    const record = (status: number | null, error: string | null) => {
+      this.#aborts.delete(abort);
+      this.deps.metrics.countRequest(action === "redact" ? "redact" : action);
+      this.deps.bus.emit("request", {
+        request_id: requestId,
+        ts: new Date().toISOString(),
+        provider,
+        client: session.client,
+        model: session.model,
+        method: req.method,
+        path: pathAndQuery,
+        action,
+        finding_count: verdict.findings.length,
+        bytes: bytes?.byteLength ?? (Number.isFinite(declared) ? declared : 0),
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        upstream_status: status,
+        session_id: session.session_id,
+        account_id: session.account_id,
+        mode,
+        error,
+      });
+    };
+
+    if (action === "block") {
+      log.warn(`blocked ${req.method} ${url.pathname}: ${blockMessage(verdict.findings)}`, {
+        request_id: requestId,
+        session_id: session.session_id,
+      });
+      record(403, null);
+      return { response: blockedResponse(provider, verdict.findings), done: Promise.resolve() };
+    }
+    const outBody = action === "redact" && verdict.body ? verdict.body : body;
+    const result = await forward({
+      provider,
+      url: upstreamUrl(cfg.providers[provider].upstream, pathAndQuery),
+      method: req.method,
+      headers: upstreamRequestHeaders(req.headers),
+      body: req.method === "GET" || req.method === "HEAD" ? null : outBody,
+      streaming: isStreamingRequest(url.pathname, url.search, json),
+      clientSignal: signal,
+      timers: timersFor(cfg.proxy.timeout),
+      retries: cfg.proxy.retries,
+      tls: this.deps.tls(),
+      pool: this.deps.pool(),
+      log,
+    });
+    const done = result.done.then((o) => record(o.status, o.error));
+    return { response: result.response, done };
+  }
+
+  async #providerUpgrade(
+    req: Request,
+    server: Server<WsRelayData>,
+    url: URL,
+    provider: Provider,
+    requestId: string,
+  ): Promise<Response | undefined> {
+    const base = new URL(this.deps.config().providers[provider].upstream);
+    const target = upstreamUrl(base.href, url.pathname + url.search);
+    target.protocol = base.protocol === "http:" ? "ws:" : "wss:";
+    const session = sessionContext({
+      provider,
+      pathname: url.pathname,
+      headers: req.headers,
+      json: undefined,
+      sourceIp: server.requestIP(req)?.address ?? null,
+    });
+    this.deps.metrics.countRequest("pass");
+    return this.#openRelay(req, server, target.href, provider, session, requestId, (msg) =>
+      providerError(provider, 502, msg, "bad_gateway"),
+    );
+  }
+
+  async #wsRelay(req: Request, server: Server<WsRelayData>, url: URL): Promise<Response | undefined> {
+    const raw = url.searchParams.get("url");
+    const bad = (message: string, status = 400) =>
+      Response.json({ error: { code: "bad_ws_target", message } }, { status });
+    if (req.headers.get("upgrade")?.toLowerCase() !== "websocket")
+      return bad("GET /ws?url=<ws_or_wss_url> needs a WebSocket upgrade", 426);
+    if (!raw) return bad("missing ?url=<ws_or_wss_url>");
+    let target: URL;
+    try {
+      target = new URL(raw);
+    } catch {
+      return bad("url is not a valid URL");
+    }
+    if (target.protocol !== "ws:" && target.protocol !== "wss:")
+      return bad(`only ws:// and wss:// targets are allowed, not ${target.protocol}//`);
+    const origin = req.headers.get("origin");
+    const allowed = this.deps.config().websocket.allowed_origins;
+    if (origin && allowed.length > 0 && !allowed.includes(origin))
+      return bad(`origin ${origin} is not in websocket.allowed_origins`, 403);
+    const session = sessionContext({
+      provider: "unknown",
+      pathname: target.pathname,
+      headers: req.headers,
+      json: undefined,
+      sourceIp: server.requestIP(req)?.address ?? null,
+    });
+    return this.#openRelay(req, server, target.href, "unknown", session, this.#nextId(), (msg) =>
+      Response.json({ error: { code: "ws_upstream_failed", message: msg } }, { status: 502 }),
+    );
+  }
+
+  async #openRelay(
+    req: Request,
+    server: Server<WsRelayData>,
+    target: string,
+    provider: ProviderLabel,
+    session: SessionContext,
+    id: string,
+    failure: (msg: string) => Response,
+  ): Promise<Response | undefined> {
+    const cfg = this.deps.config();
+    const up = await connectUpstream(
+      target,
+      req.headers,
+      this.deps.tls(),
+      timersFor(cfg.proxy.timeout).headersMs,
+    );
+    if (!up.ok) {
+      this.deps.log.warn(`WebSocket upstream ${new URL(target).host} failed: ${up.error}`, { id });
+      return failure(`sluice: the upstream WebSocket at ${new URL(target).host} failed: ${up.error}`);
+    }
+    const data: WsRelayData = {
+      kind: "relay",
+      id,
+      provider,
+      target,
+      origin: req.headers.get("origin"),
+      path: new URL(req.url).pathname + new URL(req.url).search,
+      headers: req.headers,
+      session,
+      upstream: up.ws,
+      pending: up.early,
+      detachEarly: up.detachEarly,
+      chain: Promise.resolve(),
+      openedAt: Date.now(),
+      framesIn: 0,
+      framesOut: 0,
+      findings: 0,
+      closed: false,
+      closeCode: null,
+    };
+    if (!upgradeClient(req, server, data)) {
+      up.ws.close(1000);
+      return failure("sluice: the client's WebSocket upgrade failed");
+    }
+    return undefined;
+  }
+
+  #wsEvent(d: WsRelayData, phase: "open" | "close") {
+    this.deps.bus.emit("ws-connection", {
+      connection_id: d.id,
+      phase,
+      target_url: d.target.replace(/\?.*$/, ""),
+      origin: d.origin,
+      provider: d.provider,
+      session_id: d.session.session_id,
+      duration_ms: phase === "open" ? 0 : Date.now() - d.openedAt,
+      frames_in: d.framesIn,
+      frames_out: d.framesOut,
+      findings: d.findings,
+      close_code: d.closeCode,
+    });
+  }
+
+  #wsOpen(ws: ServerWebSocket<WsRelayData>) {
+    this.#sockets.add(ws);
+    const d = ws.data;
+    d.id = d.id.startsWith("req-") ? crypto.randomUUID() : d.id;
+    this.#wsEvent(d, "open");
+    bridge(ws, () => {});
+  }
+
+  #wsMessage(ws: ServerWebSocket<WsRelayData>, msg: string | Buffer) {
+    const d = ws.data;
+    d.framesIn++;
+    d.chain = d.chain.then(async () => {
+      if (d.closed) return;
+      const isText = typeof msg === "string";
+      let out: string | Uint8Array = isText ? msg : new Uint8Array(msg);
+      if (this.deps.mode() === "active") {
+        const body = isText ? te.encode(msg) : (out as Uint8Array);
+        const verdict = await scanGuarded(
+          { hook: this.deps.hook(), bus: this.deps.bus, log: this.deps.log, metrics: this.deps.metrics },
+          {
+            provider: d.provider,
+            method: "WS",
+            path: d.path,
+            headers: d.headers,
+            body,
+            json: isText ? parseJson(body, "json") : undefined,
+            session: d.session,
+            transport: "websocket",
+          },
+          d.id,
+        );
+        d.findings += verdict.findings.length;
+        if (verdict.action === "block") {
+          d.closed = true;
+          d.closeCode = WS_POLICY_CLOSE;
+          const reason = blockMessage(verdict.findings).slice(0, 120);
+          this.deps.log.warn(`blocked a WebSocket frame; closing ${d.id}`, {
+            session_id: d.session.session_id,
+          });
+          try {
+            d.upstream.close(1000, "client frame blocked by sluice");
+          } catch {
+            /* gone */
+          }
+          ws.close(WS_POLICY_CLOSE, reason);
+          return;
+        }
+        if (verdict.action === "redact" && verdict.body)
+          out = isText ? new TextDecoder().decode(verdict.body) : verdict.body;
+      }
+      if (d.upstream.readyState === WebSocket.OPEN) d.upstream.send(out as string | BufferSource);
+    });
+  }
+
+  #wsClose(ws: ServerWebSocket<WsRelayData>, code: number) {
+    this.#sockets.delete(ws);
+    const d = ws.data;
+    if (!d.closed) {
+      d.closed = true;
+      d.closeCode = code;
+      try {
+        d.upstream.close(sendableCloseCode(code));
+      } catch {
+        /* gone */
+      }
+    }
+    this.#wsEvent(d, "close");
+  }
+}
+
+function fallbackSession(): SessionContext {
+  return {
+    session_id: "fp:unknown",
+    client: "unknown",
+    client_name: "unknown",
+    account_id: null,
+    device_id: null,
+    source_ip: null,
+    working_directory: null,
+    git_branch: null,
+    os_platform: null,
+    api_key_hash: null,
+    model: null,
+  };
+}

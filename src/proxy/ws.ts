@@ -1,0 +1,139 @@
+/**
+ * WebSocket relay (CLIENTS.md Codex, SPEC §4 `/ws?url=`): the client's upgrade completes only after
+ * the upstream answered 101; frames pass both ways unchanged; every client frame goes through the
+ * request-scanning hook first (in order), and a block closes both sides with 1008 (policy violation).
+ */
+import type { Server, ServerWebSocket } from "bun";
+import type { ProviderLabel, SessionContext } from "../core/types.ts";
+import type { UpstreamTls } from "./forward.ts";
+import { upstreamRequestHeaders } from "./headers.ts";
+
+export interface WsRelayData {
+  kind: "relay";
+  id: string;
+  provider: ProviderLabel;
+  target: string;
+  origin: string | null;
+  path: string;
+  headers: Headers;
+  session: SessionContext;
+  upstream: WebSocket;
+  /** Upstream frames that arrived before the client side opened. */
+  pending: (string | ArrayBuffer)[];
+  /** Stop collecting into `pending` (called when the bridge takes over). */
+  detachEarly: () => void;
+  /** Client frames are scanned and sent in order. */
+  chain: Promise<void>;
+  openedAt: number;
+  framesIn: number;
+  framesOut: number;
+  findings: number;
+  closed: boolean;
+  closeCode: number | null;
+}
+
+/** Codes a peer may send in a Close frame (1005/1006/1015 are reserved for local use). */
+export function sendableCloseCode(code: number): number {
+  if (
+    code === 1000 ||
+    (code >= 1001 && code <= 1003) ||
+    (code >= 1007 && code <= 1014) ||
+    (code >= 3000 && code <= 4999)
+  )
+    return code;
+  return 1000;
+}
+
+/** Open the upstream side and wait for its 101 (or failure / timeout). */
+export function connectUpstream(
+  target: string,
+  inbound: Headers,
+  tls: UpstreamTls,
+  timeoutMs: number,
+): Promise<
+  | { ok: true; ws: WebSocket; early: (string | ArrayBuffer)[]; detachEarly: () => void }
+  | { ok: false; error: string }
+> {
+  const headers = upstreamRequestHeaders(inbound, { websocket: true });
+  const protocols = (inbound.get("sec-websocket-protocol") ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  return new Promise((resolve) => {
+    let ws: WebSocket;
+    const early: (string | ArrayBuffer)[] = [];
+    try {
+      ws = new WebSocket(target, {
+        headers: Object.fromEntries(headers),
+        protocols,
+        tls,
+      } as unknown as string[]);
+    } catch (e) {
+      resolve({ ok: false, error: (e as Error).message });
+      return;
+    }
+    ws.binaryType = "arraybuffer";
+    const timer = setTimeout(() => {
+      cleanup();
+      try {
+        ws.close();
+      } catch {
+        /* not open */
+      }
+      resolve({ ok: false, error: "upstream WebSocket handshake timed out" });
+    }, timeoutMs);
+    const onOpen = () => {
+      cleanup();
+      ws.addEventListener("message", keepEarly);
+      resolve({ ok: true, ws, early, detachEarly: () => ws.removeEventListener("message", keepEarly) });
+    };
+    const keepEarly = (ev: MessageEvent) => early.push(ev.data as string | ArrayBuffer);
+    const onFail = (ev: Event) => {
+      cleanup();
+      const msg =
+        (ev as ErrorEvent).message || (ev as CloseEvent).reason || "upstream refused the WebSocket upgrade";
+      resolve({ ok: false, error: msg });
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      ws.removeEventListener("open", onOpen);
+      ws.removeEventListener("error", onFail);
+      ws.removeEventListener("close", onFail);
+    };
+    ws.addEventListener("open", onOpen);
+    ws.addEventListener("error", onFail);
+    ws.addEventListener("close", onFail);
+  });
+}
+
+export function upgradeClient(req: Request, server: Server<WsRelayData>, data: WsRelayData): boolean {
+  const proto = data.upstream.protocol;
+  return server.upgrade(req, { data, headers: proto ? { "sec-websocket-protocol": proto } : undefined });
+}
+
+/** Wire the upstream's events to the client once the client side is open. */
+export function bridge(ws: ServerWebSocket<WsRelayData>, onClose: (code: number) => void): void {
+  const d = ws.data;
+  const up = d.upstream;
+  d.detachEarly();
+  for (const m of d.pending.splice(0)) {
+    d.framesOut++;
+    ws.send(typeof m === "string" ? m : new Uint8Array(m));
+  }
+  up.addEventListener("message", (ev) => {
+    d.framesOut++;
+    const m = ev.data as string | ArrayBuffer;
+    ws.send(typeof m === "string" ? m : new Uint8Array(m));
+  });
+  up.addEventListener("close", (ev) => {
+    if (d.closed) return;
+    d.closed = true;
+    d.closeCode = ev.code;
+    try {
+      ws.close(sendableCloseCode(ev.code), ev.reason);
+    } catch {
+      /* already closed */
+    }
+    onClose(ev.code);
+  });
+}

@@ -1,0 +1,516 @@
+/**
+ * The running `sluice serve`: loads the configuration, opens the store, builds the scanner, starts the
+ * proxy and the dashboard, and owns the lifecycle (SPEC §3): reload (SIGHUP or API) swaps the whole
+ * configuration or keeps the old one, and shutdown drains in six steps.
+ *
+ * @example
+ * const rt = await startRuntime({ port: 0, dashboardPort: 0 });
+ * // … later
+ * await rt.shutdown("SIGTERM");
+ */
+import { existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { Document, parseDocument } from "yaml";
+import pkg from "../../package.json" with { type: "json" };
+import {
+  ConfigError,
+  configDir as defaultConfigDir,
+  diffConfig,
+  type LoadedConfig,
+  loadConfig,
+  readCaBundle,
+} from "../config/load.ts";
+import type { Config } from "../config/schema.ts";
+import { STANDALONE, VERSION } from "../core/build-info.ts";
+import { Bus } from "../core/bus.ts";
+import type { RequestHook } from "../core/hook.ts";
+import { type Level, Logger } from "../core/log.ts";
+import type { ProxyMode, ReloadResult, Runtime } from "../core/runtime.ts";
+import type { Finding, RuleDef } from "../core/types.ts";
+import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
+import { loadBuiltinRules } from "../detect/builtin.ts";
+import { Metrics } from "../metrics/index.ts";
+import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
+import { createScanner } from "../policy/scanner.ts";
+import type { UpstreamTls } from "../proxy/forward.ts";
+import { HostPool } from "../proxy/pool.ts";
+import { ProxyServer } from "../proxy/server.ts";
+import { openStore, type Store } from "../store/index.ts";
+
+export { ConfigError };
+
+export const versionLabel = (): string => (STANDALONE ? VERSION : `${pkg.version}-dev`);
+
+export interface StartOptions {
+  /** `--config`: the global config file (must exist). Default `{config_dir}/config.yaml`. */
+  configPath?: string;
+  /** Where `.sluice.yaml` is looked for; default the working directory; null disables. */
+  projectDir?: string | null;
+  env?: Record<string, string | undefined>;
+  /** `--port` (0 = any free port). Overrides the config. */
+  port?: number;
+  /** `--dashboard-port` (0 = any free port). */
+  dashboardPort?: number;
+  /** `--log-dir`: audit log directory. */
+  logDir?: string;
+  format?: "text" | "json";
+  color?: boolean;
+  logLevel?: Level;
+  noDefaultRules?: boolean;
+  /** `--engine-port`, `--fail-mode`: accepted, for split mode. */
+  enginePort?: number;
+  failMode?: "open" | "closed";
+  /** Replace the scanner's hook (unit-level tests only). */
+  hook?: RequestHook;
+  /** Write the application log to stderr (default true). */
+  stderr?: boolean;
+  /** Install SIGINT/SIGTERM/SIGHUP handlers (default false; `sluice serve` sets it). */
+  installSignals?: boolean;
+  /** Print the "listening" lines to stdout (default true). */
+  printBanner?: boolean;
+}
+
+function upstreamTls(config: Config): UpstreamTls {
+  const tls: UpstreamTls = { rejectUnauthorized: config.proxy.verify_ssl };
+  if (config.proxy.ca_bundle) tls.ca = readCaBundle(config.proxy.ca_bundle);
+  return tls;
+}
+
+export class SluiceRuntime implements Runtime {
+  readonly bus = new Bus();
+  readonly log: Logger;
+  readonly startedAt = new Date();
+  readonly metrics = new Metrics();
+  readonly configDir: string;
+  readonly store: Store;
+  readonly proxy: ProxyServer;
+  #config: Config;
+  #files: string[];
+  #mode: ProxyMode;
+  #rules: RuleDef[] = [];
+  #rulesVersion = 0;
+  #rulesStale = true;
+  #tls: UpstreamTls;
+  #pool: HostPool;
+  #hook: RequestHook;
+  #dashboard: DashboardHandle | null = null;
+  #reloading: Promise<unknown> = Promise.resolve();
+  #shuttingDown: Promise<string> | null = null;
+  #signalHandlers: [NodeJS.Signals, () => void][] = [];
+
+  private constructor(
+    readonly opts: StartOptions,
+    loaded: LoadedConfig,
+  ) {
+    this.configDir = loaded.configDir;
+    this.#config = this.#withOverrides(loaded.config);
+    this.#files = loaded.files;
+    const lc = this.#config.logging;
+    this.log = new Logger({
+      level: opts.logLevel ?? lc.level,
+      format: opts.format ?? lc.format,
+      color: opts.color,
+      file: join(this.configDir, "logs", "sluice.log"),
+      maxFileBytes: lc.max_file_bytes,
+      maxFiles: lc.max_files,
+      stderr: opts.stderr ?? true,
+    });
+    this.bus.onListenerError = (event, err) =>
+      this.log.error(`listener for ${event} failed: ${(err as Error)?.message ?? err}`);
+    for (const w of loaded.warnings) this.log.warn(w);
+    this.store = openStore({
+      configDir: this.configDir,
+      bus: this.bus,
+      log: this.log,
+      auditDir: opts.logDir ? resolve(opts.logDir) : (this.#config.logging.dir ?? undefined),
+    });
+    this.#tls = upstreamTls(this.#config);
+    this.#pool = new HostPool(
+      this.#config.proxy.max_connections,
+      this.#config.proxy.timeout * 2000,
+      this.log,
+    );
+    this.#pool.startSweeper();
+    const stored = this.store.getSetting("proxy.mode");
+    this.#mode = stored === "active" || stored === "passthrough" ? stored : this.#config.proxy.mode;
+    let hmacKey: Uint8Array | null = null;
+    try {
+      hmacKey = this.#config.analytics.hash_secrets ? loadOrCreateHmacKey(this.configDir) : null;
+    } catch (e) {
+      this.log.error(`cannot read or create the HMAC key: ${(e as Error).message}; value hashes disabled`);
+    }
+    const scanner = createScanner({
+      config: () => this.#config,
+      rules: () => this.rules(),
+      rulesVersion: () => this.rulesVersion(),
+      hmacKey,
+    });
+    this.#hook = opts.hook ?? scanner.hook;
+    this.proxy = new ProxyServer({
+      config: () => this.#config,
+      mode: () => this.#mode,
+      hook: () => this.#hook,
+      bus: this.bus,
+      log: this.log,
+      metrics: this.metrics,
+      tls: () => this.#tls,
+      pool: () => this.#pool,
+      health: () => ({
+        status: "ok",
+        version: versionLabel(),
+        uptime: (Date.now() - this.startedAt.getTime()) / 1000,
+        requests: this.metrics.totalRequests,
+      }),
+    });
+  }
+
+  /** Load the configuration and start everything. Throws ConfigError for a configuration problem. */
+  static async start(opts: StartOptions = {}): Promise<SluiceRuntime> {
+    const loaded = loadConfig({ configPath: opts.configPath, projectDir: opts.projectDir, env: opts.env });
+    const rt = new SluiceRuntime(opts, loaded);
+    await rt.#startup();
+    return rt;
+  }
+
+  async #startup(): Promise<void> {
+    const cfg = this.#config;
+    const useDefaults = !this.opts.noDefaultRules && cfg.rules.auto_import;
+    try {
+      if (useDefaults) {
+        const n = this.store.importDefaultRules(loadBuiltinRules());
+        if (n > 0) this.log.info(`imported ${n} community rules`);
+      }
+      this.store.reconcileConfigRules(cfg.custom_rules);
+    } catch (e) {
+      this.log.error(`rule import failed: ${(e as Error).message}`);
+    }
+    this.store.onRulesChanged(() => this.rulesChanged());
+    this.rulesChanged();
+    const server = this.proxy.listen(cfg.bind, cfg.port);
+    if (cfg.dashboard.enabled) {
+      try {
+        this.#dashboard = await startDashboard(this, this.store, {
+          port: cfg.dashboard.port,
+          hostname: cfg.bind,
+        });
+      } catch (e) {
+        this.log.error(
+          `dashboard failed to start on ${cfg.bind}:${cfg.dashboard.port}: ${(e as Error).message}`,
+        );
+      }
+    }
+    if (this.opts.printBanner !== false) {
+      const d = this.dashboardAddress();
+      if (d) console.log(`sluice: dashboard on http://${d.host}:${d.port}`);
+      console.log(`sluice: proxy listening on http://${cfg.bind}:${server.port}`);
+      if (this.#mode === "passthrough") console.log("sluice: mode passthrough (requests are NOT scanned)");
+    }
+    this.log.info(`sluice ${versionLabel()} started`, {
+      proxy: `${cfg.bind}:${server.port}`,
+      mode: this.#mode,
+      config: this.#files.join(",") || "(defaults)",
+    });
+    if (this.opts.installSignals) this.#installSignals();
+    this.bus.emit("config-reloaded", { changes: [], source: "startup" });
+  }
+
+  #withOverrides(config: Config): Config {
+    const c = structuredClone(config);
+    if (this.opts.port !== undefined) c.port = this.opts.port;
+    if (this.opts.dashboardPort !== undefined) c.dashboard.port = this.opts.dashboardPort;
+    if (this.opts.logLevel) c.logging.level = this.opts.logLevel;
+    if (this.opts.format) c.logging.format = this.opts.format;
+    if (this.opts.logDir) c.logging.dir = resolve(this.opts.logDir);
+    if (this.opts.enginePort !== undefined) c.engine.port = this.opts.enginePort;
+    if (this.opts.failMode) c.relay.fail_mode = this.opts.failMode;
+    return c;
+  }
+
+  config(): Config {
+    return this.#config;
+  }
+  mode(): ProxyMode {
+    return this.#mode;
+  }
+
+  setMode(mode: ProxyMode, source: string): void {
+    const previous = this.#mode;
+    if (previous === mode) return;
+    this.#mode = mode;
+    try {
+      this.store.setSetting("proxy.mode", mode);
+    } catch (e) {
+      this.log.error(`cannot persist proxy.mode: ${(e as Error).message}`);
+    }
+    this.log.warn(`proxy mode ${previous} -> ${mode} (by ${source})`);
+    this.bus.emit("mode-changed", { mode, previous });
+    if (mode === "passthrough") {
+      const finding: Finding = {
+        rule: "mode_changed",
+        detector: "secrets",
+        finding_type: "mode_changed",
+        severity: "warning",
+        action: "log",
+        path: "proxy.mode",
+        start: 0,
+        end: 0,
+        preview: "",
+        content_hash: new Bun.CryptoHasher("sha256")
+          .update(`mode_changed:${Date.now()}:${source}`)
+          .digest("hex"),
+        value_hash: null,
+        decoded: null,
+        description: `proxy switched from ${previous} to passthrough by ${source}: requests are no longer scanned`,
+      };
+      this.metrics.countFinding("mode_changed");
+      this.bus.emit("finding", {
+        finding,
+        session: {
+          session_id: "system",
+          client: "sluice",
+          client_name: "sluice",
+          account_id: null,
+          device_id: null,
+          source_ip: null,
+          working_directory: null,
+          git_branch: null,
+          os_platform: process.platform,
+          api_key_hash: null,
+          model: null,
+        },
+        provider: "unknown",
+        request_id: `mode-${Date.now()}`,
+        transport: "system",
+      });
+    }
+  }
+
+  /** The global config file reloads and API patches write to. */
+  configFile(): string {
+    return this.opts.configPath ? resolve(this.opts.configPath) : join(this.configDir, "config.yaml");
+  }
+
+  reload(
+    patch?: Record<string, unknown>,
+    source: "sighup" | "api" = patch ? "api" : "sighup",
+  ): Promise<ReloadResult> {
+    const run = this.#reloading.then(() => this.#reload(patch, source));
+    this.#reloading = run.catch(() => {});
+    return run;
+  }
+
+  async #reload(patch: Record<string, unknown> | undefined, source: "sighup" | "api"): Promise<ReloadResult> {
+    const file = this.configFile();
+    let loaded: LoadedConfig;
+    let tmp: string | null = null;
+    try {
+      if (patch && Object.keys(patch).length > 0) {
+        const text = existsSync(file) ? readFileSync(file, "utf8") : "";
+        const doc = text.trim() ? parseDocument(text) : new Document({});
+        if (doc.errors.length > 0) throw new ConfigError(`${file}: invalid YAML: ${doc.errors[0]!.message}`);
+        for (const [key, value] of Object.entries(patch)) doc.setIn(key.split("."), value);
+        tmp = `${file}.${process.pid}.tmp`;
+        writeFileSync(tmp, doc.toString(), { mode: 0o600 });
+        loaded = loadConfig({ configPath: tmp, projectDir: this.opts.projectDir, env: this.opts.env });
+        loaded.warnings = loaded.warnings.map((w) => w.replaceAll(tmp!, file));
+      } else {
+        loaded = loadConfig({
+          configPath: this.opts.configPath,
+          projectDir: this.opts.projectDir,
+          env: this.opts.env,
+        });
+      }
+    } catch (e) {
+      if (tmp) rmSync(tmp, { force: true });
+      const msg = e instanceof ConfigError ? e.message.replaceAll(tmp ?? "\0", file) : String(e);
+      this.log.error(`config reload (${source}) refused, keeping the old configuration: ${msg}`);
+      return { ok: false, changes: [], error: msg, warnings: [] };
+    }
+    if (tmp) renameSync(tmp, file);
+    const next = this.#withOverrides(loaded.config);
+    const prev = this.#config;
+    const changes = diffConfig(prev, next);
+    for (const w of loaded.warnings) this.log.warn(w);
+    this.#config = next;
+    this.#files = loaded.files;
+    this.#apply(prev, next);
+    if (changes.length) this.log.info(`config reloaded (${source}): ${changes.length} change(s)`);
+    for (const c of changes) this.log.info(`  ${c}`);
+    if (
+      patch &&
+      "proxy.mode" in patch &&
+      (patch["proxy.mode"] === "active" || patch["proxy.mode"] === "passthrough")
+    )
+      this.setMode(patch["proxy.mode"], source === "api" ? "api" : "config");
+    else if (prev.proxy.mode !== next.proxy.mode) this.setMode(next.proxy.mode, "config file");
+    this.bus.emit("config-reloaded", { changes, source });
+    return { ok: true, changes, warnings: loaded.warnings };
+  }
+
+  /** Make a swapped-in configuration take effect. */
+  #apply(prev: Config, next: Config): void {
+    this.log.level = next.logging.level;
+    this.log.format = next.logging.format;
+    if (prev.proxy.ca_bundle !== next.proxy.ca_bundle || prev.proxy.verify_ssl !== next.proxy.verify_ssl) {
+      try {
+        this.#tls = upstreamTls(next);
+      } catch (e) {
+        this.log.error(`cannot rebuild the upstream TLS context: ${(e as Error).message}`);
+      }
+    }
+    this.#pool.idleEvictMs = next.proxy.timeout * 2000;
+    if (prev.proxy.max_connections !== next.proxy.max_connections)
+      this.log.warn("proxy.max_connections takes effect at the next restart");
+    if (JSON.stringify(prev.custom_rules) !== JSON.stringify(next.custom_rules)) {
+      try {
+        this.store.reconcileConfigRules(next.custom_rules);
+      } catch (e) {
+        this.log.error(`custom_rules reconcile failed: ${(e as Error).message}`);
+      }
+      this.rulesChanged();
+    }
+    if (prev.port !== next.port || prev.bind !== next.bind) {
+      try {
+        const s = this.proxy.rebind(next.bind, next.port);
+        this.log.warn(
+          `proxy moved to ${next.bind}:${s.port}; requests in flight on the old address finish there`,
+        );
+        if (this.opts.printBanner !== false)
+          console.log(`sluice: proxy listening on http://${next.bind}:${s.port}`);
+      } catch (e) {
+        this.log.error(
+          `cannot listen on ${next.bind}:${next.port}: ${(e as Error).message}; staying where we are`,
+        );
+        this.#config = { ...next, port: prev.port, bind: prev.bind };
+      }
+    }
+    if (prev.dashboard.port !== next.dashboard.port || prev.dashboard.enabled !== next.dashboard.enabled)
+      this.log.warn("dashboard.port and dashboard.enabled take effect at the next restart");
+  }
+
+  rules(): RuleDef[] {
+    if (this.#rulesStale) {
+      this.#rulesStale = false;
+      try {
+        this.#rules = this.store.enabledRules();
+      } catch (e) {
+        this.log.error(`cannot read the rules: ${(e as Error).message}`);
+      }
+    }
+    return this.#rules;
+  }
+  rulesVersion(): number {
+    return this.#rulesVersion;
+  }
+  rulesChanged(): void {
+    this.#rulesStale = true;
+    this.#rulesVersion++;
+  }
+
+  stats() {
+    return {
+      requests: this.metrics.totalRequests,
+      active_requests: this.proxy.activeRequests,
+      findings: this.metrics.totalFindings,
+      by_action: Object.fromEntries(this.metrics.requestsByAction),
+    };
+  }
+
+  proxyAddress(): { host: string; port: number } {
+    return { host: this.#config.bind, port: this.proxy.server?.port ?? this.#config.port };
+  }
+
+  dashboardAddress(): { host: string; port: number } | null {
+    return this.#dashboard ? { host: this.#config.bind, port: this.#dashboard.port } : null;
+  }
+
+  #installSignals(): void {
+    const onStop = (sig: NodeJS.Signals) => () => {
+      if (this.#shuttingDown) {
+        process.stderr.write(`sluice: second ${sig}, exiting now\n`);
+        process.exit(130);
+      }
+      void this.shutdown(sig).then(() => process.exit(0));
+    };
+    const onHup = () => void this.reload(undefined, "sighup");
+    for (const [sig, fn] of [
+      ["SIGINT", onStop("SIGINT")],
+      ["SIGTERM", onStop("SIGTERM")],
+      ["SIGHUP", onHup],
+    ] as [NodeJS.Signals, () => void][]) {
+      process.on(sig, fn);
+      this.#signalHandlers.push([sig, fn]);
+    }
+  }
+
+  /**
+   * The six steps of SPEC §3: stop accepting; drain up to `proxy.drain_timeout`; force-close what is
+   * left (with a warning); close the pool; flush and close the store and audit logs; print the
+   * session summary (returned too).
+   */
+  shutdown(reason: string): Promise<string> {
+    if (!this.#shuttingDown) this.#shuttingDown = this.#shutdown(reason);
+    return this.#shuttingDown;
+  }
+
+  async #shutdown(reason: string): Promise<string> {
+    this.log.info(`shutting down (${reason})`);
+    this.proxy.stopAccepting(); // 1
+    const active = this.proxy.activeRequests;
+    if (active > 0 && this.opts.printBanner !== false)
+      console.log(
+        `sluice: draining ${active} request(s) in flight (up to ${this.#config.proxy.drain_timeout} s)`,
+      );
+    const left = await this.proxy.drain(this.#config.proxy.drain_timeout * 1000); // 2
+    if (left > 0) this.log.warn(`drain timeout: force-closing ${left} request(s) still in flight`); // 3
+    await this.proxy.forceClose();
+    this.#pool.close(); // 4
+    try {
+      await this.#dashboard?.stop();
+    } catch (e) {
+      this.log.error(`dashboard stop failed: ${(e as Error).message}`);
+    }
+    try {
+      await this.store.flush(); // 5
+      await this.store.close();
+    } catch (e) {
+      this.log.error(`store close failed: ${(e as Error).message}`);
+    }
+    for (const [sig, fn] of this.#signalHandlers) process.off(sig, fn);
+    this.#signalHandlers = [];
+    const summary = this.summary(); // 6
+    if (this.opts.printBanner !== false) console.log(summary);
+    return summary;
+  }
+
+  /** The session summary printed at shutdown. */
+  summary(): string {
+    const m = this.metrics;
+    const secs = Math.round((Date.now() - this.startedAt.getTime()) / 1000);
+    const actions = [...m.requestsByAction]
+      .filter(([, n]) => n > 0)
+      .map(([a, n]) => `${a} ${n}`)
+      .join(", ");
+    const providers = [...m.requestsByProvider]
+      .filter(([, n]) => n > 0)
+      .map(([p, n]) => `${p} ${n}`)
+      .join(", ");
+    const findings = [...m.findingsByType]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 10)
+      .map(([t, n]) => `${t} ${n}`)
+      .join(", ");
+    return [
+      `sluice: session summary (up ${secs} s)`,
+      `  requests: ${m.totalRequests}${actions ? ` (${actions})` : ""}`,
+      `  providers: ${providers || "none"}`,
+      `  findings: ${m.totalFindings}${findings ? ` (${findings})` : ""}`,
+    ].join("\n");
+  }
+}
+
+export function startRuntime(opts: StartOptions = {}): Promise<SluiceRuntime> {
+  return SluiceRuntime.start(opts);
+}
+
+export { defaultConfigDir };

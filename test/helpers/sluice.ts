@@ -1,0 +1,237 @@
+/**
+ * Start sluice for a test, the way a user would, against a stand-in upstream.
+ *
+ * `startSluice(opts)` runs the real runtime in-process (src/runtime/) on port 0 for the proxy and the
+ * dashboard, with a temp `SLUICE_HOME`, the given config written to `{SLUICE_HOME}/config.yaml`,
+ * `proxy.ca_bundle` = the test CA and every `providers.*.upstream` pointed at `opts.upstream`.
+ *
+ * `spawnSluice(args, opts)` runs `bun src/cli.ts serve …` (or `opts.binary`) as a subprocess with the
+ * same kind of config and waits for its "proxy listening" line to learn the ports.
+ *
+ * @example
+ * await using up = await startUpstream();
+ * await using s = await startSluice({ upstream: up.url, config: { proxy: { timeout: 5 } } });
+ * const client = new Anthropic({ baseURL: s.proxyUrl, apiKey: "sk-ant-test" });
+ *
+ * await using p = await spawnSluice([], { upstream: up.url });
+ * p.kill("SIGTERM"); const code = await p.exited; // p.output holds stdout+stderr so far
+ */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { Subprocess } from "bun";
+import { stringify } from "yaml";
+import type { RequestHook } from "../../src/core/hook.ts";
+import { type SluiceRuntime, startRuntime } from "../../src/runtime/index.ts";
+import { testTls } from "./tls.ts";
+
+const REPO = resolve(import.meta.dir, "../..");
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
+function merge(a: Plain, b: Plain): Plain {
+  const out: Plain = { ...a };
+  for (const [k, v] of Object.entries(b))
+    out[k] = isPlain(out[k]) && isPlain(v) ? merge(out[k] as Plain, v) : v;
+  return out;
+}
+
+export interface SluiceTestOptions {
+  /** Base URL of the stand-in upstream used for every provider (e.g. `up.url`). */
+  upstream?: string;
+  /** Extra config (nested keys) written to config.yaml, merged over the test defaults. */
+  config?: Plain;
+  /** Use this SLUICE_HOME instead of a fresh temp dir. */
+  home?: string;
+  /** Trust the test CA via proxy.ca_bundle (default true). */
+  trustTestCa?: boolean;
+  /** Start the dashboard (default true). */
+  dashboard?: boolean;
+  /** `--no-default-rules`. */
+  noDefaultRules?: boolean;
+}
+
+/** Create a temp SLUICE_HOME with config.yaml; returns the directory. */
+export function writeTestConfig(opts: SluiceTestOptions = {}): string {
+  const home = opts.home ?? mkdtempSync(join(tmpdir(), "sluice-home-"));
+  let cfg: Plain = { logging: { level: "warning" } };
+  if (opts.trustTestCa !== false) cfg = merge(cfg, { proxy: { ca_bundle: testTls().caPath } });
+  if (opts.upstream)
+    cfg = merge(cfg, {
+      providers: {
+        anthropic: { upstream: opts.upstream },
+        openai: { upstream: opts.upstream },
+        gemini: { upstream: opts.upstream },
+      },
+    });
+  if (opts.dashboard === false) cfg = merge(cfg, { dashboard: { enabled: false } });
+  if (opts.config) cfg = merge(cfg, opts.config);
+  writeFileSync(join(home, "config.yaml"), stringify(cfg), { mode: 0o600 });
+  return home;
+}
+
+export interface InProcessSluice {
+  proxyUrl: string;
+  dashboardUrl: string | null;
+  runtime: SluiceRuntime;
+  configDir: string;
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Start the real runtime in this process on port 0 (proxy and dashboard). */
+export async function startSluice(
+  opts: SluiceTestOptions & { hook?: RequestHook; quiet?: boolean } = {},
+): Promise<InProcessSluice> {
+  const home = writeTestConfig(opts);
+  const runtime = await startRuntime({
+    env: { ...process.env, SLUICE_HOME: home, SLUICE_DASHBOARD_PASSWORD: undefined },
+    projectDir: null,
+    port: 0,
+    dashboardPort: 0,
+    noDefaultRules: opts.noDefaultRules,
+    hook: opts.hook,
+    stderr: opts.quiet === false,
+    installSignals: false,
+    printBanner: false,
+  });
+  const addr = runtime.proxyAddress();
+  const dash = runtime.dashboardAddress();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await runtime.shutdown("test");
+  };
+  return {
+    proxyUrl: `http://${addr.host}:${addr.port}`,
+    dashboardUrl: dash ? `http://${dash.host}:${dash.port}` : null,
+    runtime,
+    configDir: home,
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+export interface SpawnedSluice {
+  proc: Subprocess<"ignore", "pipe", "pipe">;
+  proxyUrl: string;
+  dashboardUrl: string | null;
+  configDir: string;
+  /** Everything printed so far (stdout and stderr interleaved). */
+  readonly output: string;
+  /** Resolves when the output matches. */
+  waitForOutput(re: RegExp): Promise<RegExpMatchArray>;
+  kill(signal?: NodeJS.Signals | number): void;
+  exited: Promise<number>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/**
+ * Run `sluice serve` as a subprocess (`bun src/cli.ts serve` by default, or `opts.binary`),
+ * with `--port 0 --dashboard-port 0` unless `args` sets them. Rejects if it exits before listening.
+ */
+export async function spawnSluice(
+  args: string[] = [],
+  opts: SluiceTestOptions & {
+    binary?: string;
+    cwd?: string;
+    env?: Record<string, string>;
+    command?: string[];
+  } = {},
+): Promise<SpawnedSluice> {
+  const home = writeTestConfig(opts);
+  const cmd = opts.command ?? [
+    ...(opts.binary ? [opts.binary] : [process.execPath, join(REPO, "src/cli.ts")]),
+    "serve",
+  ];
+  const full = [...cmd, ...args];
+  if (!args.includes("--port") && !args.includes("-p")) full.push("--port", "0");
+  if (!args.includes("--dashboard-port")) full.push("--dashboard-port", "0");
+  if (opts.noDefaultRules) full.push("--no-default-rules");
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    SLUICE_HOME: home,
+    NO_COLOR: "1",
+  };
+  delete env.SLUICE_DASHBOARD_PASSWORD;
+  const proc = Bun.spawn(full, {
+    cwd: opts.cwd ?? home,
+    env: { ...env, ...opts.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let output = "";
+  const listeners = new Set<() => void>();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    const dec = new TextDecoder();
+    for await (const chunk of stream) {
+      output += dec.decode(chunk, { stream: true });
+      for (const l of [...listeners]) l();
+    }
+  };
+  const pumps = Promise.all([pump(proc.stdout), pump(proc.stderr)]);
+  const exited = proc.exited.then(async (code) => {
+    await pumps.catch(() => {});
+    for (const l of [...listeners]) l();
+    return code;
+  });
+  let exitedFlag = false;
+  exited.then(() => (exitedFlag = true));
+  const waitForOutput = (re: RegExp) =>
+    new Promise<RegExpMatchArray>((resolveMatch, reject) => {
+      const check = () => {
+        const m = output.match(re);
+        if (m) {
+          listeners.delete(check);
+          resolveMatch(m);
+        } else if (exitedFlag) {
+          listeners.delete(check);
+          reject(new Error(`sluice exited before printing ${re}; output:\n${output}`));
+        }
+      };
+      listeners.add(check);
+      exited.then(check);
+      check();
+    });
+  const m = await waitForOutput(/sluice: proxy listening on (http:\/\/[\d.]+:\d+)/);
+  const d = output.match(/sluice: dashboard on (http:\/\/[\d.]+:\d+)/);
+  return {
+    proc,
+    proxyUrl: m[1]!,
+    dashboardUrl: d?.[1] ?? null,
+    configDir: home,
+    get output() {
+      return output;
+    },
+    waitForOutput,
+    kill: (signal = "SIGTERM") => proc.kill(signal),
+    exited,
+    async [Symbol.asyncDispose]() {
+      if (proc.exitCode === null && !proc.killed) proc.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+/** Run a sluice command to completion (e.g. a config error); returns exit code and output. */
+export async function runSluice(
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; binary?: string } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const cmd = opts.binary ? [opts.binary] : [process.execPath, join(REPO, "src/cli.ts")];
+  const proc = Bun.spawn([...cmd, ...args], {
+    cwd: opts.cwd ?? REPO,
+    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", ...opts.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
