@@ -1,19 +1,50 @@
 /**
  * The dashboard: Elysia app with the JSON API and the web UI on 127.0.0.1:8081.
  * SEAM (owned by store/dashboard): the signature is fixed.
+ *
+ * The web UI (src/dashboard/ui.ts) is mounted as Bun.serve `routes`; every other path falls through
+ * to the API app. The hostname is always loopback whatever the caller passes.
  */
 import type { Runtime } from "../core/runtime.ts";
 import type { Store } from "../store/index.ts";
+import { type AppOptions, createApp } from "./app.ts";
+import { uiServeOptions } from "./ui.ts";
 
 export interface DashboardHandle {
   port: number;
   stop(): Promise<void>;
 }
 
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
 export async function startDashboard(
-  _rt: Runtime,
-  _store: Store,
-  opts: { port: number; hostname: string },
+  rt: Runtime,
+  store: Store,
+  opts: { port: number; hostname: string } & Partial<Omit<AppOptions, "port">>,
 ): Promise<DashboardHandle> {
-  return { port: opts.port, stop: async () => {} };
+  const hostname = LOOPBACK.has(opts.hostname) ? opts.hostname : "127.0.0.1";
+  if (hostname !== opts.hostname)
+    rt.log.warn("dashboard: refusing a non-loopback address", { requested: opts.hostname, using: hostname });
+  let port = opts.port;
+  const { app, hub } = createApp(rt, store, { ...opts, port: () => port });
+  const server = Bun.serve({
+    hostname,
+    port: opts.port,
+    ...uiServeOptions,
+    idleTimeout: 30,
+    maxRequestBodySize: 2 * 1024 * 1024,
+    fetch(req, srv) {
+      if (new URL(req.url).pathname === "/api/v1/live") srv.timeout(req, 0);
+      return app.handle(req);
+    },
+  });
+  port = server.port ?? opts.port;
+  rt.log.info("dashboard listening", { url: `http://${hostname === "::1" ? "[::1]" : hostname}:${port}` });
+  return {
+    port,
+    async stop() {
+      hub.close();
+      await server.stop(true);
+    },
+  };
 }

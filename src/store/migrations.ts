@@ -1,0 +1,199 @@
+/**
+ * Versioned schema of `sluice.db`. Each migration runs once, in order, inside a transaction; the
+ * applied version is kept in `PRAGMA user_version`. Append new migrations, never edit old ones.
+ */
+import type { Database } from "bun:sqlite";
+
+export const MIGRATIONS: string[] = [
+  // 1: initial schema
+  `
+  CREATE TABLE findings (
+    id INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    last_seen TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    detector TEXT NOT NULL,
+    finding_type TEXT NOT NULL,
+    rule TEXT NOT NULL DEFAULT '',
+    action TEXT NOT NULL,
+    provider TEXT NOT NULL DEFAULT 'unknown',
+    client TEXT NOT NULL DEFAULT '',
+    path TEXT NOT NULL DEFAULT '',
+    start INTEGER NOT NULL DEFAULT 0,
+    "end" INTEGER NOT NULL DEFAULT 0,
+    preview TEXT NOT NULL DEFAULT '',
+    description TEXT NOT NULL DEFAULT '',
+    decoded TEXT,
+    request_id TEXT NOT NULL DEFAULT '',
+    transport TEXT NOT NULL DEFAULT 'http',
+    session_id TEXT NOT NULL DEFAULT '',
+    account_id TEXT,
+    device_id TEXT,
+    source_ip TEXT,
+    working_directory TEXT,
+    git_branch TEXT,
+    os_platform TEXT,
+    client_name TEXT,
+    api_key_hash TEXT,
+    model TEXT,
+    seen_count INTEGER NOT NULL DEFAULT 1,
+    content_hash TEXT NOT NULL,
+    value_hash TEXT,
+    origin_pid INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (content_hash, session_id)
+  );
+  CREATE INDEX findings_ts ON findings (ts_ms);
+  CREATE INDEX findings_severity ON findings (severity, ts_ms);
+  CREATE INDEX findings_detector ON findings (detector, ts_ms);
+  CREATE INDEX findings_action ON findings (action, ts_ms);
+  CREATE INDEX findings_type ON findings (finding_type, ts_ms);
+  CREATE INDEX findings_provider ON findings (provider, ts_ms);
+  CREATE INDEX findings_client ON findings (client, ts_ms);
+  CREATE INDEX findings_model ON findings (model);
+  CREATE INDEX findings_session ON findings (session_id, ts_ms);
+  CREATE INDEX findings_account ON findings (account_id, ts_ms);
+  CREATE INDEX findings_wd ON findings (working_directory);
+  CREATE INDEX findings_rule ON findings (rule);
+
+  CREATE TABLE sessions (
+    session_id TEXT PRIMARY KEY,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    last_ms INTEGER NOT NULL,
+    finding_count INTEGER NOT NULL DEFAULT 0,
+    request_count INTEGER NOT NULL DEFAULT 0,
+    provider TEXT,
+    model TEXT,
+    client TEXT,
+    account_id TEXT,
+    device_id TEXT,
+    working_directory TEXT,
+    git_branch TEXT,
+    sev_critical INTEGER NOT NULL DEFAULT 0,
+    sev_high INTEGER NOT NULL DEFAULT 0,
+    sev_warning INTEGER NOT NULL DEFAULT 0,
+    sev_info INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX sessions_last ON sessions (last_ms);
+
+  CREATE TABLE audit (
+    id INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    request_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    client TEXT NOT NULL DEFAULT '',
+    model TEXT,
+    method TEXT NOT NULL,
+    path TEXT NOT NULL,
+    action TEXT NOT NULL,
+    finding_count INTEGER NOT NULL DEFAULT 0,
+    bytes INTEGER NOT NULL DEFAULT 0,
+    duration_ms REAL NOT NULL DEFAULT 0,
+    upstream_status INTEGER,
+    session_id TEXT NOT NULL DEFAULT '',
+    account_id TEXT,
+    mode TEXT NOT NULL DEFAULT 'active',
+    error TEXT
+  );
+  CREATE INDEX audit_ts ON audit (ts_ms);
+  CREATE INDEX audit_action ON audit (action, ts_ms);
+  CREATE INDEX audit_provider ON audit (provider, ts_ms);
+  CREATE INDEX audit_client ON audit (client);
+
+  CREATE TABLE rules (
+    name TEXT PRIMARY KEY,
+    pattern TEXT NOT NULL,
+    detector TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    action TEXT NOT NULL DEFAULT '',
+    enabled INTEGER NOT NULL DEFAULT 1,
+    tier TEXT NOT NULL,
+    source TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    tags TEXT NOT NULL DEFAULT '[]',
+    validator TEXT,
+    keywords TEXT,
+    entropy REAL,
+    examples TEXT,
+    negative_examples TEXT,
+    hit_count INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  );
+
+  CREATE TABLE allowlists (
+    id INTEGER PRIMARY KEY,
+    list_type TEXT NOT NULL,
+    pattern TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT 'api',
+    created_at TEXT NOT NULL,
+    UNIQUE (list_type, pattern)
+  );
+
+  CREATE TABLE ws_connections (
+    connection_id TEXT PRIMARY KEY,
+    opened_at TEXT NOT NULL,
+    opened_ms INTEGER NOT NULL,
+    closed_at TEXT,
+    state TEXT NOT NULL,
+    target_url TEXT NOT NULL,
+    origin TEXT,
+    provider TEXT NOT NULL DEFAULT 'unknown',
+    session_id TEXT NOT NULL DEFAULT '',
+    duration_ms REAL NOT NULL DEFAULT 0,
+    frames_in INTEGER NOT NULL DEFAULT 0,
+    frames_out INTEGER NOT NULL DEFAULT 0,
+    findings INTEGER NOT NULL DEFAULT 0,
+    close_code INTEGER
+  );
+  CREATE INDEX ws_opened ON ws_connections (opened_ms);
+
+  CREATE TABLE mcp_events (
+    id INTEGER PRIMARY KEY,
+    ts TEXT NOT NULL,
+    ts_ms INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    server TEXT NOT NULL,
+    message TEXT NOT NULL,
+    severity TEXT NOT NULL,
+    data TEXT NOT NULL DEFAULT '{}',
+    origin_pid INTEGER NOT NULL DEFAULT 0
+  );
+  CREATE INDEX mcp_events_ts ON mcp_events (ts_ms);
+
+  CREATE TABLE mcp_tool_baselines (
+    server_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    definition TEXT NOT NULL,
+    first_seen TEXT NOT NULL,
+    last_seen TEXT NOT NULL,
+    PRIMARY KEY (server_id, tool_name)
+  );
+
+  CREATE TABLE settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  );
+  `,
+];
+
+/** Bring the database to the newest schema. Returns the version it started from. */
+export function migrate(db: Database): number {
+  const row = db.query("PRAGMA user_version").get() as { user_version: number };
+  const from = row.user_version;
+  if (from > MIGRATIONS.length) {
+    throw new Error(
+      `sluice.db has schema version ${from}, newer than this sluice (${MIGRATIONS.length}); upgrade sluice`,
+    );
+  }
+  for (let v = from; v < MIGRATIONS.length; v++) {
+    db.transaction(() => {
+      db.run(MIGRATIONS[v]!);
+      db.run(`PRAGMA user_version = ${v + 1}`);
+    })();
+  }
+  return from;
+}

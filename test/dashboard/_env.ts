@@ -1,0 +1,256 @@
+/**
+ * In-process dashboard for API tests: a small real Runtime-shaped object (real Bus, Logger, config
+ * validation and reload through src/config), a real store on a temp directory, and the Elysia app
+ * answered through `app.handle(new Request(...))`.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { diffConfig, mergeConfig, unflatten, validateConfig } from "../../src/config/load.ts";
+import type { Config } from "../../src/config/schema.ts";
+import { Bus } from "../../src/core/bus.ts";
+import { Logger } from "../../src/core/log.ts";
+import type { ProxyMode, ReloadResult, Runtime } from "../../src/core/runtime.ts";
+import type { Finding, RuleDef, SessionContext } from "../../src/core/types.ts";
+import { createApp } from "../../src/dashboard/app.ts";
+import { openStore, type Store } from "../../src/store/index.ts";
+
+export const PORT = 18081;
+
+export interface TestRuntime extends Runtime {
+  counters: { requests: number; findings: number };
+}
+
+export function makeRuntime(
+  store: () => Store,
+  raw: Record<string, unknown> = {},
+  configDir = "/tmp",
+): TestRuntime {
+  const bus = new Bus();
+  const log = new Logger({ stderr: false, level: "debug" });
+  let fileRaw = raw;
+  let config: Config = validateConfig(fileRaw).config;
+  let modeNow: ProxyMode | null = null;
+  const currentMode = (): ProxyMode =>
+    (modeNow ??= (store().getSetting("proxy.mode") as ProxyMode | null) ?? config.proxy.mode);
+  let version = 1;
+  const counters = { requests: 0, findings: 0 };
+  const rt: TestRuntime = {
+    configDir,
+    bus,
+    log,
+    startedAt: new Date(),
+    counters,
+    config: () => config,
+    mode: currentMode,
+    setMode(next, source) {
+      const previous = currentMode();
+      if (next === previous) return;
+      modeNow = next;
+      store().setSetting("proxy.mode", next);
+      if (next === "passthrough") {
+        const finding: Finding = {
+          rule: "",
+          detector: "custom",
+          finding_type: "mode_changed",
+          severity: "warning",
+          action: "log",
+          path: "",
+          start: 0,
+          end: 0,
+          preview: "",
+          content_hash: new Bun.CryptoHasher("sha256")
+            .update(`mode:${Date.now()}:${Math.random()}`)
+            .digest("hex"),
+          value_hash: null,
+          decoded: null,
+          description: `proxy mode changed to passthrough by ${source}`,
+        };
+        bus.emit("finding", {
+          finding,
+          session: systemSession(),
+          provider: "unknown",
+          request_id: "",
+          transport: "system",
+        });
+      }
+      bus.emit("mode-changed", { mode: next, previous });
+    },
+    async reload(patch, source = "sighup"): Promise<ReloadResult> {
+      const next = patch ? mergeConfig(fileRaw, unflatten(patch)) : fileRaw;
+      try {
+        const { config: c, warnings } = validateConfig(next);
+        const changes = diffConfig(config, c);
+        config = c;
+        fileRaw = next;
+        bus.emit("config-reloaded", { changes, source });
+        return { ok: true, changes, warnings };
+      } catch (e) {
+        return { ok: false, changes: [], error: (e as Error).message, warnings: [] };
+      }
+    },
+    rules: () => store().enabledRules(),
+    rulesVersion: () => version,
+    rulesChanged: () => void version++,
+    stats: () => ({
+      requests: counters.requests,
+      active_requests: 0,
+      findings: counters.findings,
+      by_action: {},
+    }),
+    proxyAddress: () => ({ host: "127.0.0.1", port: 18080 }),
+  };
+  return rt;
+}
+
+export function systemSession(over: Partial<SessionContext> = {}): SessionContext {
+  return {
+    session_id: "",
+    client: "",
+    client_name: "",
+    account_id: null,
+    device_id: null,
+    source_ip: null,
+    working_directory: null,
+    git_branch: null,
+    os_platform: null,
+    api_key_hash: null,
+    model: null,
+    ...over,
+  };
+}
+
+export function session(over: Partial<SessionContext> = {}): SessionContext {
+  return systemSession({
+    session_id: "sess-1",
+    client: "claude-cli/2.1.328 (external, sdk-cli)",
+    client_name: "claude-code",
+    account_id: "acct-1",
+    device_id: "dev-1",
+    source_ip: "127.0.0.1",
+    working_directory: "/home/dev/project",
+    git_branch: "main",
+    os_platform: "linux",
+    api_key_hash: "a".repeat(64),
+    model: "claude-sonnet-4-5",
+    ...over,
+  });
+}
+
+let n = 0;
+export function finding(over: Partial<Finding> = {}): Finding {
+  n++;
+  return {
+    rule: "aws-access-key",
+    detector: "secrets",
+    finding_type: "aws_access_key",
+    severity: "critical",
+    action: "block",
+    path: "messages[0].content",
+    start: 10,
+    end: 30,
+    preview: "AKIA****MPLE",
+    content_hash: new Bun.CryptoHasher("sha256").update(`value-${n}-${Math.random()}`).digest("hex"),
+    value_hash: "b".repeat(64),
+    decoded: null,
+    description: "AWS access key id",
+    ...over,
+  };
+}
+
+export function rule(over: Partial<RuleDef> = {}): RuleDef {
+  return {
+    name: "aws-access-key",
+    pattern: "AKIA[0-9A-Z]{16}",
+    detector: "secrets",
+    severity: "critical",
+    action: "",
+    enabled: true,
+    tier: "community",
+    source: "builtin",
+    description: "AWS access key id",
+    tags: ["aws", "cloud"],
+    ...over,
+  };
+}
+
+export interface Env {
+  dir: string;
+  store: Store;
+  rt: TestRuntime;
+  app: ReturnType<typeof createApp>["app"];
+  hub: ReturnType<typeof createApp>["hub"];
+  /** Call the API the way a same-origin page or a script does (Host set, CSRF token added for mutations). */
+  api(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+  json<T = any>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; body: T }>;
+  csrf(): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function makeEnv(
+  opts: { config?: Record<string, unknown>; dir?: string; heartbeatMs?: number; pollMs?: number } = {},
+): Promise<Env> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "sluice-dash-"));
+  let store: Store;
+  const rt = makeRuntime(() => store, opts.config ?? {}, dir);
+  store = openStore({
+    configDir: dir,
+    bus: rt.bus,
+    log: rt.log,
+    config: () => rt.config(),
+    flushIntervalMs: 5,
+  });
+  const { app, hub } = createApp(rt, store, {
+    port: () => PORT,
+    heartbeatMs: opts.heartbeatMs,
+    pollMs: opts.pollMs,
+  });
+  let token: string | null = null;
+  const env: Env = {
+    dir,
+    store,
+    rt,
+    app,
+    hub,
+    async csrf() {
+      if (!token) {
+        const r = await app.handle(new Request(`http://127.0.0.1:${PORT}/api/v1/auth/session`));
+        token = ((await r.json()) as { csrf_token: string }).csrf_token;
+      }
+      return token;
+    },
+    async api(method, path, body, headers = {}) {
+      const h: Record<string, string> = { ...headers };
+      if (method !== "GET" && !("x-csrf-token" in h)) h["x-csrf-token"] = await env.csrf();
+      if (body !== undefined && !("content-type" in h)) h["content-type"] = "application/json";
+      return app.handle(
+        new Request(`http://127.0.0.1:${PORT}${path}`, {
+          method,
+          headers: h,
+          body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+        }),
+      );
+    },
+    async json(method, path, body, headers) {
+      const r = await env.api(method, path, body, headers);
+      const text = await r.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
+      return { status: r.status, body: parsed as any };
+    },
+    async close() {
+      hub.close();
+      await store.close();
+    },
+  };
+  return env;
+}
