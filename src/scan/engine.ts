@@ -1,0 +1,42 @@
+/**
+ * The rules and scanner `sluice scan` uses: the same engine as `serve` (src/policy/scanner.ts), fed
+ * with the built-in community rules, the config's `custom_rules` and any `--rules FILE`, under the
+ * same configuration (detector switches and actions, allowlists).
+ */
+import type { Config } from "../config/schema.ts";
+import type { RuleDef } from "../core/types.ts";
+import { loadBuiltinRules } from "../detect/builtin.ts";
+import { createScanner } from "../policy/scanner.ts";
+import { customRuleToDef } from "./rulefile.ts";
+import type { TextScanner } from "./window.ts";
+
+/** Everything a worker needs to build its own scanner; structured-clone safe. */
+export interface ScanSetup {
+  config: Config;
+  rules: RuleDef[];
+}
+
+export interface RuleSources {
+  builtin?: boolean;
+  extra?: RuleDef[];
+}
+
+/** Built-in rules, then config custom_rules, then extra rules; a later rule of the same name wins. */
+export function rulesInForce(config: Config, sources: RuleSources = {}): RuleDef[] {
+  const byName = new Map<string, RuleDef>();
+  if (sources.builtin !== false) for (const r of loadBuiltinRules()) byName.set(r.name, r);
+  for (const c of config.custom_rules) byName.set(c.name, customRuleToDef(c));
+  for (const r of sources.extra ?? []) byName.set(r.name, r);
+  return [...byName.values()];
+}
+
+export function makeTextScanner(setup: ScanSetup): TextScanner {
+  const enabled = setup.rules.filter((r) => r.enabled);
+  const scanner = createScanner({
+    config: () => setup.config,
+    rules: () => enabled,
+    rulesVersion: () => 1,
+    hmacKey: null,
+  });
+  return (text, path) => scanner.scanText(text, path);
+}

@@ -1,0 +1,129 @@
+/**
+ * The result of one `sluice scan` run and its text and JSON renderings. The JSON shape
+ * (`schema: "sluice.scan/v1"`) is documented in the README and only grows, never changes.
+ */
+import pc from "picocolors";
+import { ACTION_RANK, type Action, type RuleDef, SEVERITIES, type Severity } from "../core/types.ts";
+import { exitCodeFor, type FileResult, type ScanFinding } from "./types.ts";
+
+export interface ScanReport {
+  mode: "files" | "diff" | "stdin";
+  findings: ScanFinding[];
+  files: FileResult[];
+  suppressed: number;
+  durationMs: number;
+  /** Rules in force (SARIF lists the ones that matched). */
+  rules: RuleDef[];
+  version: string;
+}
+
+export function strongestAction(findings: ScanFinding[]): Action {
+  let best: Action = "pass";
+  for (const f of findings) if (ACTION_RANK[f.action] > ACTION_RANK[best]) best = f.action;
+  return best;
+}
+
+export function reportExitCode(r: ScanReport): number {
+  return exitCodeFor(strongestAction(r.findings));
+}
+
+export function summary(r: ScanReport) {
+  const scanned = r.files.filter((f) => f.skipped === null);
+  const by_action: Record<string, number> = {};
+  const by_severity: Record<string, number> = {};
+  for (const f of r.findings) {
+    by_action[f.action] = (by_action[f.action] ?? 0) + 1;
+    by_severity[f.severity] = (by_severity[f.severity] ?? 0) + 1;
+  }
+  return {
+    files_scanned: scanned.length,
+    bytes_scanned: scanned.reduce((n, f) => n + f.bytes, 0),
+    files_skipped_binary: r.files.filter((f) => f.skipped === "binary").length,
+    findings: r.findings.length,
+    suppressed_by_baseline: r.suppressed,
+    by_action,
+    by_severity,
+    duration_ms: Math.round(r.durationMs),
+  };
+}
+
+/** A finding as printed in JSON (no hashes of the value). */
+export function publicFinding(f: ScanFinding) {
+  return {
+    file: f.file,
+    line: f.line,
+    column: f.column,
+    end_line: f.end_line,
+    end_column: f.end_column,
+    rule: f.rule,
+    detector: f.detector,
+    finding_type: f.finding_type,
+    severity: f.severity,
+    action: f.action,
+    preview: f.preview,
+    description: f.description,
+    decoded: f.decoded,
+    fingerprint: f.fingerprint,
+  };
+}
+
+export function renderJson(r: ScanReport): string {
+  const action = strongestAction(r.findings);
+  return `${JSON.stringify(
+    {
+      schema: "sluice.scan/v1",
+      tool: { name: "sluice", version: r.version },
+      mode: r.mode,
+      action,
+      exit_code: exitCodeFor(action),
+      summary: summary(r),
+      findings: r.findings.map(publicFinding),
+      errors: r.files.filter((f) => f.error).map((f) => ({ file: f.file, message: f.skipped })),
+    },
+    null,
+    2,
+  )}\n`;
+}
+
+const SEVERITY_COLOR: Record<Severity, (s: string) => string> = {
+  critical: (s) => pc.bold(pc.red(s)),
+  high: pc.red,
+  warning: pc.yellow,
+  info: pc.blue,
+};
+const ACTION_COLOR: Record<Action, (s: string) => string> = {
+  block: (s) => pc.bold(pc.red(s)),
+  redact: pc.magenta,
+  alert: pc.yellow,
+  log: pc.dim,
+  pass: pc.green,
+};
+
+/** One line per finding: `file:line:column  severity  rule  action  preview`. */
+export function renderText(r: ScanReport, color: boolean): string {
+  const c = pc.createColors(color);
+  const sev = (s: Severity) => (color ? SEVERITY_COLOR[s](s.padEnd(8)) : s.padEnd(8));
+  const act = (a: Action) => (color ? ACTION_COLOR[a](a.padEnd(6)) : a.padEnd(6));
+  const lines = r.findings.map(
+    (f) =>
+      `${c.bold(`${f.file}:${f.line}:${f.column}`)}  ${sev(f.severity)}  ${c.cyan(f.rule)}  ${act(f.action)}  ${f.preview}${f.decoded ? c.dim(` (decoded: ${f.decoded})`) : ""}`,
+  );
+  return lines.length ? `${lines.join("\n")}\n` : "";
+}
+
+/** The closing line, printed to stderr in text mode. */
+export function renderSummaryLine(r: ScanReport, color: boolean): string {
+  const c = pc.createColors(color);
+  const s = summary(r);
+  const parts = SEVERITIES.filter((k) => s.by_severity[k]).map((k) => `${s.by_severity[k]} ${k}`);
+  const head =
+    s.findings === 0
+      ? c.green("no findings")
+      : c.bold(`${s.findings} finding${s.findings === 1 ? "" : "s"}`) + ` (${parts.join(", ")})`;
+  const mb = (s.bytes_scanned / 1e6).toFixed(s.bytes_scanned < 1e6 ? 3 : 1);
+  const extra = [
+    s.suppressed_by_baseline ? `${s.suppressed_by_baseline} suppressed by baseline` : "",
+    s.files_skipped_binary ? `${s.files_skipped_binary} binary skipped` : "",
+  ].filter(Boolean);
+  return `sluice scan: ${head} in ${s.files_scanned} file${s.files_scanned === 1 ? "" : "s"} (${mb} MB, ${(s.duration_ms / 1000).toFixed(2)} s)${extra.length ? `; ${extra.join(", ")}` : ""}; action ${strongestAction(r.findings)}\n`;
+}

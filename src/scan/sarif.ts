@@ -1,0 +1,112 @@
+/**
+ * SARIF 2.1.0 output for GitHub code scanning (`github/codeql-action/upload-sarif`). Levels follow the
+ * action policy chose (block/redact: error, alert: warning, log: note); `security-severity` follows
+ * the rule's severity so GitHub ranks the alerts.
+ */
+import type { Action, RuleDef, Severity } from "../core/types.ts";
+import type { ScanReport } from "./report.ts";
+
+export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
+
+const LEVEL: Record<Action, "error" | "warning" | "note" | "none"> = {
+  block: "error",
+  redact: "error",
+  alert: "warning",
+  log: "note",
+  pass: "none",
+};
+const SECURITY_SEVERITY: Record<Severity, string> = {
+  critical: "9.5",
+  high: "8.0",
+  warning: "5.0",
+  info: "2.0",
+};
+
+/** File paths as relative URIs (percent-encoded segments), as GitHub expects with `%SRCROOT%`. */
+export function toUri(file: string): string {
+  return file
+    .split("/")
+    .map((seg) => encodeURIComponent(seg))
+    .join("/");
+}
+
+export function renderSarif(r: ScanReport): string {
+  const ruleIds: string[] = [];
+  const index = new Map<string, number>();
+  const known = new Map<string, RuleDef>(r.rules.map((x) => [x.name, x]));
+  for (const f of r.findings) {
+    if (!index.has(f.rule)) {
+      index.set(f.rule, ruleIds.length);
+      ruleIds.push(f.rule);
+    }
+  }
+  const rules = ruleIds.map((id) => {
+    const def = known.get(id);
+    const f = r.findings.find((x) => x.rule === id)!;
+    const severity = def?.severity ?? f.severity;
+    const description = def?.description || f.description || `${f.detector} finding: ${f.finding_type}`;
+    return {
+      id,
+      name: id,
+      shortDescription: { text: description.split("\n")[0]!.slice(0, 1000) },
+      fullDescription: { text: description },
+      help: {
+        text: `sluice found a ${f.detector} match of rule ${id}. Remove the value from the file (and rotate it if it is a credential), or add it to the baseline if it is known and accepted.`,
+      },
+      defaultConfiguration: { level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action] },
+      properties: {
+        tags: ["security", f.detector, ...(def?.tags ?? [])],
+        "security-severity": SECURITY_SEVERITY[severity],
+        precision: "high",
+      },
+    };
+  });
+  const results = r.findings.map((f) => ({
+    ruleId: f.rule,
+    ruleIndex: index.get(f.rule)!,
+    level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action],
+    message: {
+      text: `${f.severity} ${f.detector} finding (${f.finding_type}) matched by rule ${f.rule}: ${f.preview}. Action: ${f.action}.`,
+    },
+    locations: [
+      {
+        physicalLocation: {
+          artifactLocation: { uri: toUri(f.file), uriBaseId: "%SRCROOT%" },
+          region: {
+            startLine: f.line,
+            startColumn: f.column,
+            endLine: f.end_line,
+            endColumn: Math.max(f.end_column, f.end_line === f.line ? f.column + 1 : 1),
+          },
+        },
+      },
+    ],
+    partialFingerprints: { "sluiceFindingHash/v1": f.fingerprint },
+    properties: { severity: f.severity, action: f.action, detector: f.detector },
+  }));
+  const notifications = r.files
+    .filter((f) => f.error)
+    .map((f) => ({
+      level: "warning",
+      message: { text: `${f.file}: ${f.skipped}` },
+    }));
+  const sarif = {
+    $schema: SARIF_SCHEMA,
+    version: "2.1.0",
+    runs: [
+      {
+        tool: {
+          driver: {
+            name: "sluice",
+            semanticVersion: r.version.replace(/[^0-9A-Za-z.+-].*$/, ""),
+            rules,
+          },
+        },
+        invocations: [{ executionSuccessful: true, toolExecutionNotifications: notifications }],
+        results,
+        columnKind: "utf16CodeUnits",
+      },
+    ],
+  };
+  return `${JSON.stringify(sarif, null, 2)}\n`;
+}

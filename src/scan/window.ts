@@ -1,0 +1,146 @@
+/**
+ * Scanning text of any length in bounded memory. Text arrives in pieces; it is scanned in windows
+ * of `chunk` characters, each with `overlap` characters of context on both sides. A finding is kept
+ * only by the window whose own region holds its start, so a match that crosses a boundary is found
+ * exactly once, as long as it is shorter than `overlap` (64 KiB by default).
+ *
+ * @example
+ * const w = new WindowScanner(scanText, "big.log");
+ * for await (const piece of pieces) w.push(piece);
+ * const findings = w.finish();
+ */
+import { createHash } from "node:crypto";
+import type { Finding } from "../core/types.ts";
+import type { ScanFinding } from "./types.ts";
+
+export type TextScanner = (text: string, path: string) => Finding[];
+
+export const DEFAULT_CHUNK = 4 * 1024 * 1024;
+export const DEFAULT_OVERLAP = 64 * 1024;
+
+/** Stable, value-free id of a finding: rule, file and masked preview. */
+export function fingerprintOf(rule: string, file: string, preview: string): string {
+  return createHash("sha256").update(`${rule}\0${file}\0${preview}`).digest("hex").slice(0, 32);
+}
+
+/**
+ * A copy of `s` that shares no memory with the text it was cut from. A preview built from slices of a
+ * 4 MB window would otherwise keep the whole window alive (JavaScriptCore substrings and ropes
+ * reference their base string), and a large file with many findings would grow without bound.
+ */
+export function detach(s: string): string;
+export function detach(s: string | null): string | null;
+export function detach(s: string | null): string | null {
+  return s === null ? null : Buffer.from(s, "utf8").toString("utf8");
+}
+
+/** Offsets of every "\n" in text[from, to). */
+function newlines(text: string, from: number, to: number): number[] {
+  const out: number[] = [];
+  let i = text.indexOf("\n", from);
+  while (i !== -1 && i < to) {
+    out.push(i);
+    i = text.indexOf("\n", i + 1);
+  }
+  return out;
+}
+
+/** Number of entries of the sorted array `a` that are < x. */
+function countBelow(a: number[], x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+export class WindowScanner {
+  readonly findings: ScanFinding[] = [];
+  /** Characters seen so far. */
+  chars = 0;
+  #buf = "";
+  #bufStart = 0;
+  #own = 0;
+  /** Line number at `#own`, and the absolute offset where that line starts. */
+  #line = 1;
+  #lineStart = 0;
+  readonly #scan: TextScanner;
+  readonly #file: string;
+  readonly #chunk: number;
+  readonly #overlap: number;
+
+  constructor(scan: TextScanner, file: string, chunk = DEFAULT_CHUNK, overlap = DEFAULT_OVERLAP) {
+    if (chunk < 1 || overlap < 0) throw new RangeError("chunk must be >= 1 and overlap >= 0");
+    this.#scan = scan;
+    this.#file = file;
+    this.#chunk = chunk;
+    this.#overlap = overlap;
+  }
+
+  push(piece: string): void {
+    if (!piece) return;
+    this.#buf += piece;
+    this.chars += piece.length;
+    while (this.#bufStart + this.#buf.length - this.#own >= this.#chunk + this.#overlap) {
+      this.#window(this.#own + this.#chunk);
+    }
+  }
+
+  finish(): ScanFinding[] {
+    const end = this.#bufStart + this.#buf.length;
+    if (end > this.#own || this.chars === 0) this.#window(end);
+    this.#buf = "";
+    return this.findings;
+  }
+
+  #window(ownEnd: number): void {
+    const text = this.#buf.slice(0, ownEnd + this.#overlap - this.#bufStart);
+    const rel = this.#own - this.#bufStart;
+    const relEnd = ownEnd - this.#bufStart;
+    const found = this.#scan(text, this.#file).filter((f) => f.start >= rel && f.start < Math.max(relEnd, 1));
+    if (found.length > 0) {
+      let maxEnd = 0;
+      for (const f of found) if (f.end > maxEnd) maxEnd = f.end;
+      const nl = newlines(text, rel, maxEnd);
+      const pos = (o: number): [number, number] => {
+        const n = countBelow(nl, o);
+        if (n === 0) return [this.#line, this.#bufStart + o - this.#lineStart + 1];
+        return [this.#line + n, o - nl[n - 1]!];
+      };
+      for (const f of found.sort((a, b) => a.start - b.start)) {
+        const [line, column] = pos(f.start);
+        const [end_line, end_column] = pos(Math.max(f.end, f.start));
+        this.findings.push({
+          file: this.#file,
+          line,
+          column,
+          end_line,
+          end_column,
+          rule: f.rule,
+          detector: f.detector,
+          finding_type: f.finding_type,
+          severity: f.severity,
+          action: f.action,
+          preview: detach(f.preview),
+          description: detach(f.description),
+          decoded: detach(f.decoded),
+          fingerprint: fingerprintOf(f.rule, this.#file, f.preview),
+          content_hash: f.content_hash,
+        });
+      }
+    }
+    // Advance the line counter over the own region, then drop what no later window needs.
+    const nl = newlines(text, rel, relEnd);
+    if (nl.length > 0) {
+      this.#line += nl.length;
+      this.#lineStart = this.#bufStart + nl[nl.length - 1]! + 1;
+    }
+    this.#own = ownEnd;
+    const keepFrom = Math.max(this.#bufStart, ownEnd - this.#overlap);
+    this.#buf = this.#buf.slice(keepFrom - this.#bufStart);
+    this.#bufStart = keepFrom;
+  }
+}
