@@ -2,7 +2,6 @@
  * HTTP vocabulary of the dashboard API: the error shape of NAMES.md, query parameter parsing with
  * bounds, and JSON body reading. Route handlers throw `ApiError`; the app turns it into a response.
  */
-import { sanitizeLine } from "../core/log.ts";
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;
 
@@ -97,12 +96,7 @@ export function objectBody(body: unknown): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-/** A URL path as it may be shown or stored: credentials in the query string are masked. */
-export function safePath(path: string): string {
-  return sanitizeLine(
-    path.replace(/([?&](?:key|api_key|apikey|access_token|token|auth|sig|signature)=)[^&#]*/gi, "$1****"),
-  );
-}
+export { maskPath as safePath } from "../store/audit-log.ts";
 
 /** One CSV field; cells starting with a formula character are prefixed with `'`. */
 export function csvField(v: unknown): string {

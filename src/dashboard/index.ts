@@ -26,6 +26,8 @@ export async function startDashboard(
   if (hostname !== opts.hostname)
     rt.log.warn("dashboard: refusing a non-loopback address", { requested: opts.hostname, using: hostname });
   let port = opts.port;
+  // The store reads retention and audit rotation limits from the configuration in force.
+  store.setConfigSource(() => rt.config());
   const { app, hub } = createApp(rt, store, { ...opts, port: () => port });
   const server = Bun.serve({
     hostname,

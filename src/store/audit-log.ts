@@ -30,9 +30,17 @@ const AUDIT_KEYS = [
   "error",
 ] as const;
 
+/** A URL path as it may be stored or shown: credentials in the query string are masked. */
+export function maskPath(path: string): string {
+  return sanitizeLine(
+    path.replace(/([?&](?:key|api_key|apikey|access_token|token|auth|sig|signature)=)[^&#]*/gi, "$1****"),
+  );
+}
+
 export function auditLine(ev: RequestEvent): string {
   const out: Record<string, unknown> = {};
   for (const k of AUDIT_KEYS) out[k] = ev[k] ?? null;
+  out.path = maskPath(String(ev.path ?? ""));
   return sanitizeLine(JSON.stringify(out));
 }
 

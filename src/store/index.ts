@@ -17,7 +17,7 @@ import { type Config, type CustomRuleConfig, defaultConfig } from "../config/sch
 import type { Bus, BusEvents, FindingEvent, RequestEvent, WsConnectionEvent } from "../core/bus.ts";
 import type { Logger } from "../core/log.ts";
 import type { RuleDef } from "../core/types.ts";
-import { AuditLog, auditLine } from "./audit-log.ts";
+import { AuditLog, auditLine, maskPath } from "./audit-log.ts";
 import { migrate } from "./migrations.ts";
 import {
   AllowlistsRepo,
@@ -280,7 +280,7 @@ export function openStore(opts: StoreOptions): Store {
           f.value_hash,
           pid,
         ) as { seen_count: number };
-        if (s.session_id) {
+        if (s.session_id && item.ev.transport !== "system") {
           const isNew = row.seen_count === 1;
           upsertSession.run(
             s.session_id,
@@ -311,7 +311,7 @@ export function openStore(opts: StoreOptions): Store {
           e.client ?? "",
           e.model,
           e.method,
-          e.path,
+          maskPath(e.path),
           e.action,
           e.finding_count,
           e.bytes,
