@@ -1,0 +1,182 @@
+/**
+ * WebSocket relay: Codex's `GET /v1/responses` upgrade relayed to the upstream as wss://, frames both
+ * ways unchanged, each client frame through the hook, block closes with 1008; the upgrade completes
+ * only after the upstream's 101; `/ws?url=` accepts only ws:// and wss:// targets.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { WsConnectionEvent } from "../../src/core/bus.ts";
+import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
+import { startSluice } from "../helpers/sluice.ts";
+import { startUpstream, type Upstream } from "../helpers/upstream.ts";
+
+let up: Upstream;
+beforeAll(async () => {
+  up = await startUpstream();
+  up.ws("/v1/responses", {
+    message(ws, msg) {
+      // Answer like the Responses API: one JSON event per frame.
+      const req = JSON.parse(String(msg)) as { type: string; input: unknown };
+      ws.send(JSON.stringify({ type: "response.created", echo: req.input }));
+      ws.send(JSON.stringify({ type: "response.completed" }));
+    },
+  });
+  up.ws("/echo");
+  up.ws("/refuse", { refuse: () => new Response("no", { status: 403 }) });
+});
+afterAll(async () => {
+  await up?.stop();
+});
+
+function open(url: string, headers: Record<string, string> = {}): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers } as unknown as string[]);
+    ws.binaryType = "arraybuffer";
+    ws.onopen = () => resolve(ws);
+    ws.onerror = () => reject(new Error("websocket failed to open"));
+  });
+}
+function nextMessage(ws: WebSocket): Promise<string | ArrayBuffer> {
+  return new Promise((r) => ws.addEventListener("message", (e) => r(e.data), { once: true }));
+}
+function closed(ws: WebSocket): Promise<CloseEvent> {
+  return new Promise((r) => ws.addEventListener("close", (e) => r(e), { once: true }));
+}
+
+test("Codex WebSocket: relayed to upstream wss://, frames unchanged both ways, each frame scanned", async () => {
+  const scanned: ScanRequest[] = [];
+  await using s = await startSluice({
+    upstream: up.url,
+    hook: (r) => {
+      scanned.push(r);
+      return { action: "pass", findings: [], scanned_bytes: r.body.byteLength };
+    },
+  });
+  const events: WsConnectionEvent[] = [];
+  s.runtime.bus.on("ws-connection", (e) => events.push(e));
+  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
+    authorization: "Bearer sk-test",
+    "session-id": "codex-sess",
+    "user-agent": "codex_cli_rs/0.169.0",
+  });
+  const frame = JSON.stringify({
+    type: "response.create",
+    model: "gpt-5-codex",
+    input: [{ type: "message", text: "é ✓" }],
+  });
+  const got: string[] = [];
+  const two = new Promise<void>((r) =>
+    ws.addEventListener("message", (e) => {
+      got.push(String(e.data));
+      if (got.length === 2) r();
+    }),
+  );
+  ws.send(frame);
+  await two;
+  expect(JSON.parse(got[0]!)).toEqual({ type: "response.created", echo: [{ type: "message", text: "é ✓" }] });
+  expect(up.wsMessages.at(-1)).toBe(frame);
+  const upgrade = up.requests.at(-1)!;
+  expect(upgrade.path).toBe("/v1/responses");
+  expect(upgrade.headers.get("authorization")).toBe("Bearer sk-test");
+  expect(upgrade.headers.get("session-id")).toBe("codex-sess");
+  expect(scanned).toHaveLength(1);
+  expect(scanned[0]).toMatchObject({ transport: "websocket", provider: "openai" });
+  expect(scanned[0]!.session).toMatchObject({ session_id: "codex-sess", client: "codex" });
+  expect(new TextDecoder().decode(scanned[0]!.body)).toBe(frame);
+  // binary frames pass unchanged too
+  const bin = new Uint8Array([0, 1, 2, 250, 255]);
+  up.ws("/v1/responses", {});
+  ws.close(1000);
+  await closed(ws);
+  const echo = await open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
+    authorization: "Bearer sk-test",
+  });
+  const m = nextMessage(echo);
+  echo.send(bin);
+  expect(new Uint8Array((await m) as ArrayBuffer)).toEqual(bin);
+  echo.close();
+  await closed(echo);
+  expect(events.filter((e) => e.phase === "open").length).toBe(2);
+});
+
+test("a blocked frame closes the connection with 1008 and never reaches upstream", async () => {
+  up.ws("/v1/responses");
+  await using s = await startSluice({
+    upstream: up.url,
+    hook: (r): Verdict =>
+      new TextDecoder().decode(r.body).includes("SECRET")
+        ? {
+            action: "block",
+            findings: [
+              {
+                rule: "r1",
+                detector: "custom",
+                finding_type: "custom_secret",
+                severity: "high",
+                action: "block",
+                path: "input[0].text",
+                start: 0,
+                end: 6,
+                preview: "SE****",
+                content_hash: "1".repeat(64),
+                value_hash: null,
+                decoded: null,
+                description: "",
+              },
+            ],
+            scanned_bytes: r.body.byteLength,
+          }
+        : { action: "pass", findings: [], scanned_bytes: r.body.byteLength },
+  });
+  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, { authorization: "Bearer sk-x" });
+  const ok = nextMessage(ws);
+  ws.send("harmless");
+  expect(await ok).toBe("harmless");
+  const before = up.wsMessages.length;
+  const c = closed(ws);
+  ws.send("my SECRET value");
+  const ev = await c;
+  expect(ev.code).toBe(1008);
+  expect(ev.reason).toContain("custom_secret");
+  expect(ev.reason).not.toContain("SECRET value");
+  expect(up.wsMessages.length).toBe(before);
+});
+
+test("the upgrade completes only after the upstream's 101: a refused upstream upgrade fails the client's", async () => {
+  await using s = await startSluice({ upstream: `${up.url}/refuse-prefix` });
+  up.ws("/refuse-prefix/v1/responses", { refuse: () => new Response("no", { status: 403 }) });
+  await expect(
+    open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, { authorization: "Bearer sk-x" }),
+  ).rejects.toThrow();
+  const res = await fetch(`${s.proxyUrl}/v1/responses`, {
+    headers: {
+      upgrade: "websocket",
+      connection: "Upgrade",
+      "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+      "sec-websocket-version": "13",
+      authorization: "Bearer sk-x",
+    },
+  });
+  expect(res.status).toBe(502);
+  expect(((await res.json()) as { error: { code: string } }).error.code).toBe("upstream_unreachable");
+});
+
+test("/ws?url= relays to ws:// and wss:// targets only", async () => {
+  await using s = await startSluice({ upstream: up.url });
+  const target = `${up.url.replace("https", "wss")}/echo`;
+  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/ws?url=${encodeURIComponent(target)}`);
+  const m = nextMessage(ws);
+  ws.send("ping");
+  expect(await m).toBe("ping");
+  ws.close();
+  for (const bad of ["http://127.0.0.1:1/", "file:///etc/passwd", "not a url"]) {
+    const res = await fetch(`${s.proxyUrl}/ws?url=${encodeURIComponent(bad)}`, {
+      headers: {
+        upgrade: "websocket",
+        connection: "Upgrade",
+        "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==",
+        "sec-websocket-version": "13",
+      },
+    });
+    expect(res.status).toBe(400);
+  }
+});
