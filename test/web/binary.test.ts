@@ -1,0 +1,70 @@
+/**
+ * The compiled binary serves the same UI: `/` and its hashed assets come from the embedded bundle,
+ * with sluice started from a directory that holds no web/ files. Uses `dist/sluice-<triple>` when
+ * `bun run build` produced one for this machine, else compiles `src/cli.ts` into a temp directory.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
+
+const REPO = resolve(import.meta.dir, "../..");
+const TRIPLES: Record<string, string> = {
+  "linux-x64": "x86_64-unknown-linux-gnu",
+  "darwin-arm64": "aarch64-apple-darwin",
+  "darwin-x64": "x86_64-apple-darwin",
+};
+let tmp: string | null = null;
+let binary: string;
+let sluice: SpawnedSluice;
+
+beforeAll(async () => {
+  const triple = TRIPLES[`${process.platform}-${process.arch}`];
+  const dist = triple ? join(REPO, "dist", `sluice-${triple}`) : null;
+  if (dist && existsSync(dist) && process.env.SLUICE_WEB_TEST_COMPILE !== "1") binary = dist;
+  else {
+    tmp = mkdtempSync(join(tmpdir(), "sluice-web-bin-"));
+    binary = join(tmp, "sluice");
+    const r = Bun.spawnSync(
+      [process.execPath, "build", "--compile", join(REPO, "src/cli.ts"), "--outfile", binary],
+      { cwd: REPO, stdout: "pipe", stderr: "pipe" },
+    );
+    if (r.exitCode !== 0) throw new Error(`bun build --compile failed:\n${r.stderr.toString()}`);
+  }
+  sluice = await spawnSluice([], { binary, cwd: tmpdir() });
+}, 120_000);
+
+afterAll(async () => {
+  await sluice?.[Symbol.asyncDispose]();
+  if (tmp) rmSync(tmp, { recursive: true, force: true });
+});
+
+test("the compiled binary serves the dashboard page and its hashed assets", async () => {
+  expect(sluice.dashboardUrl).toBeTruthy();
+  const page = await fetch(`${sluice.dashboardUrl}/`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-type")).toContain("text/html");
+  const html = await page.text();
+  expect(html).toContain("<title>sluice dashboard</title>");
+  expect(html).not.toContain("/_bun/"); // no dev-server client in the binary
+  const assets = [...html.matchAll(/(?:src|href)="(\/[^"]+\.(?:js|css))"/g)].map((m) => m[1]!);
+  expect(assets.some((a) => a.endsWith(".js"))).toBe(true);
+  expect(assets.some((a) => a.endsWith(".css"))).toBe(true);
+  for (const a of assets) {
+    const r = await fetch(`${sluice.dashboardUrl}${a}`);
+    expect(r.status).toBe(200);
+    const body = await r.text();
+    if (a.endsWith(".js")) {
+      expect(r.headers.get("content-type")).toContain("javascript");
+      expect(body).toContain("/api/v1");
+    } else {
+      expect(r.headers.get("content-type")).toContain("text/css");
+      expect(body).toContain("--accent");
+    }
+  }
+  // The API answers next to the UI.
+  const st = await fetch(`${sluice.dashboardUrl}/api/v1/status`);
+  expect(st.status).toBe(200);
+  expect(((await st.json()) as { standalone: boolean }).standalone).toBeDefined();
+}, 30_000);
