@@ -1,0 +1,155 @@
+/**
+ * Mode 2, HTTP bridge: `sluice mcp --upstream http(s)://…`. The client speaks newline-delimited
+ * JSON-RPC on stdio; sluice speaks Streamable HTTP to the server (POST per message, JSON or SSE
+ * answers, a GET SSE stream for server-initiated messages), keeping `Mcp-Session-Id`.
+ */
+import type { Logger } from "../core/log.ts";
+import type { McpSession } from "./core.ts";
+import { forwardText, isInitialize, oneLine, requestIds, transportError } from "./http-common.ts";
+import { SseParser } from "./sse.ts";
+import { lineText, pumpLines, StdoutWriter } from "./stdio.ts";
+
+export interface HttpBridgeOptions {
+  upstream: URL;
+  session: McpSession;
+  log: Logger;
+  /** Extra request headers (`--header`), e.g. Authorization. */
+  headers: [string, string][];
+  input?: ReadableStream<Uint8Array>;
+}
+
+export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
+  const { upstream, session, log } = opts;
+  const out = new StdoutWriter();
+  let sessionId: string | null = null;
+  let getStream: AbortController | null = null;
+  const inflight = new Set<Promise<void>>();
+
+  const headers = (accept: string): Headers => {
+    const h = new Headers(opts.headers);
+    h.set("accept", accept);
+    if (sessionId) h.set("mcp-session-id", sessionId);
+    if (session.protocolVersion) h.set("mcp-protocol-version", session.protocolVersion);
+    return h;
+  };
+
+  /** One message from the server, to the client (and its replies back to the server). */
+  const fromServer = async (text: string) => {
+    const o = await session.fromServer(text);
+    for (const r of o.replies) void post(r);
+    const fwd = forwardText(o, text);
+    if (fwd !== null) out.write(`${oneLine(fwd)}\n`);
+  };
+
+  const readSse = async (body: ReadableStream<Uint8Array>) => {
+    const parser = new SseParser();
+    const decoder = new TextDecoder();
+    const events: string[] = [];
+    const onEvent = (e: { data: string | null; event: string }) => {
+      if (e.data !== null && (!e.event || e.event === "message") && e.data.trim()) events.push(e.data);
+    };
+    for await (const chunk of body) {
+      parser.push(decoder.decode(chunk, { stream: true }), onEvent);
+      while (events.length) await fromServer(events.shift()!);
+    }
+    parser.end(onEvent);
+    while (events.length) await fromServer(events.shift()!);
+  };
+
+  const openGetStream = async () => {
+    if (getStream) return;
+    getStream = new AbortController();
+    try {
+      const res = await fetch(upstream, {
+        method: "GET",
+        headers: headers("text/event-stream"),
+        signal: getStream.signal,
+        redirect: "manual",
+      });
+      if (!res.ok || !res.body || !res.headers.get("content-type")?.includes("text/event-stream")) {
+        await res.body?.cancel();
+        return; // 405: the server offers no stream; that is allowed
+      }
+      await readSse(res.body);
+    } catch (err) {
+      if (!getStream?.signal.aborted) log.debug(`GET stream ended: ${(err as Error).message}`);
+    }
+  };
+
+  const post = async (body: string) => {
+    const ids = requestIds(body);
+    const isInit = !sessionId && isInitialize(body);
+    try {
+      const res = await fetch(upstream, {
+        method: "POST",
+        headers: (() => {
+          const h = headers("application/json, text/event-stream");
+          h.set("content-type", "application/json");
+          return h;
+        })(),
+        body,
+        redirect: "manual",
+      });
+      const sid = res.headers.get("mcp-session-id");
+      if (sid) sessionId = sid;
+      const type = res.headers.get("content-type") ?? "";
+      if (res.status === 202 || res.status === 204) {
+        await res.body?.cancel();
+      } else if (!res.ok) {
+        const detail = (await res.text().catch(() => "")).slice(0, 300);
+        log.warn(`upstream answered HTTP ${res.status}`, { upstream: upstream.href });
+        let forwarded = false;
+        // A JSON-RPC error body is the server's answer: forward it.
+        if (type.includes("application/json") && detail.includes('"jsonrpc"')) {
+          try {
+            JSON.parse(detail);
+            await fromServer(detail);
+            forwarded = true;
+          } catch {
+            /* truncated or not JSON */
+          }
+        }
+        if (!forwarded)
+          for (const id of ids) {
+            session.tracker.settle(id);
+            out.write(`${transportError(id, `MCP server answered HTTP ${res.status}`)}\n`);
+          }
+      } else if (type.includes("text/event-stream") && res.body) {
+        await readSse(res.body);
+      } else {
+        const text = await res.text();
+        if (text.trim()) await fromServer(text);
+      }
+      if (isInit && res.ok) void openGetStream();
+    } catch (err) {
+      log.warn(`cannot reach MCP server: ${(err as Error).message}`, { upstream: upstream.href });
+      for (const id of ids) {
+        session.tracker.settle(id);
+        out.write(
+          `${transportError(id, `sluice could not reach the MCP server: ${(err as Error).message}`)}\n`,
+        );
+      }
+    }
+  };
+
+  await pumpLines(opts.input ?? Bun.stdin.stream(), async (line) => {
+    const text = lineText(line);
+    const o = await session.fromClient(text);
+    for (const r of o.replies) out.write(`${r}\n`);
+    const fwd = forwardText(o, text);
+    if (fwd === null) return;
+    // The initialize exchange must finish before anything else is sent (it creates the session).
+    const p = post(fwd);
+    if (!sessionId && isInitialize(fwd)) await p;
+    else {
+      inflight.add(p);
+      void p.finally(() => inflight.delete(p));
+    }
+  });
+  await Promise.allSettled([...inflight]);
+  (getStream as AbortController | null)?.abort();
+  if (sessionId) {
+    await fetch(upstream, { method: "DELETE", headers: headers("application/json") }).catch(() => {});
+  }
+  return 0;
+}

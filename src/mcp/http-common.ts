@@ -1,0 +1,136 @@
+/**
+ * Header hygiene and message helpers shared by the HTTP bridge and the HTTP reverse proxy.
+ */
+import type { McpSession, Outcome } from "./core.ts";
+import { classify, type JsonRpcId } from "./jsonrpc.ts";
+import { SseParser, sseEvent } from "./sse.ts";
+
+/** Hop-by-hop headers (RFC 9110 §7.6.1) plus those sluice recomputes. */
+const HOP = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "proxy-connection",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "content-length",
+  "accept-encoding",
+  "content-encoding",
+]);
+
+/** Copy headers minus hop-by-hop ones and those named in `Connection`. */
+export function cleanHeaders(from: Headers): Headers {
+  const out = new Headers();
+  const listed = new Set(
+    (from.get("connection") ?? "")
+      .split(",")
+      .map((s) => s.trim().toLowerCase())
+      .filter(Boolean),
+  );
+  from.forEach((v, k) => {
+    const key = k.toLowerCase();
+    if (!HOP.has(key) && !listed.has(key)) out.append(k, v);
+  });
+  return out;
+}
+
+/** The ids of the requests in a message (one or a batch). */
+export function requestIds(text: string): JsonRpcId[] {
+  try {
+    const v = JSON.parse(text) as unknown;
+    return (Array.isArray(v) ? v : [v]).flatMap((m) => {
+      const c = classify(m);
+      return c.kind === "request" ? [c.msg.id] : [];
+    });
+  } catch {
+    return [];
+  }
+}
+
+/** True when the message is (or a batch holds) an `initialize` request. */
+export function isInitialize(text: string): boolean {
+  if (!text.includes("initialize")) return false;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return (Array.isArray(v) ? v : [v]).some((m) => {
+      const c = classify(m);
+      return c.kind === "request" && c.msg.method === "initialize";
+    });
+  } catch {
+    return false;
+  }
+}
+
+/** A JSON-RPC error for a request that could not reach the server (not a sluice block). */
+export function transportError(id: JsonRpcId, message: string): string {
+  return JSON.stringify({ jsonrpc: "2.0", id, error: { code: -32000, message } });
+}
+
+/** One line for newline-delimited output: the text itself unless it spans lines. */
+export function oneLine(text: string): string {
+  if (!/[\r\n]/.test(text)) return text;
+  try {
+    return JSON.stringify(JSON.parse(text));
+  } catch {
+    return text.replace(/[\r\n]+/g, " ");
+  }
+}
+
+/** The text to forward for an outcome, or null. */
+export function forwardText(o: Outcome, original: string): string | null {
+  return o.forward === null ? null : o.forward === "original" ? original : o.forward;
+}
+
+/**
+ * Run every `data` event of an SSE body through `session.fromServer`, forwarding unchanged events as
+ * their raw text. `extra` events (replies for a partly blocked batch) are appended at the end.
+ */
+export function filterSse(
+  body: ReadableStream<Uint8Array>,
+  session: McpSession,
+  extra: string[] = [],
+): ReadableStream<Uint8Array> {
+  const parser = new SseParser();
+  const decoder = new TextDecoder();
+  const encoder = new TextEncoder();
+  const reader = body.getReader();
+  let queue: Promise<void> = Promise.resolve();
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      const pending: Promise<void>[] = [];
+      const onEvent = (e: import("./sse.ts").SseEvent) => {
+        queue = queue.then(async () => {
+          if (e.data === null || (e.event && e.event !== "message")) {
+            controller.enqueue(encoder.encode(e.raw));
+            return;
+          }
+          const o = await session.fromServer(e.data);
+          const text = forwardText(o, e.data);
+          if (text === null) {
+            if (e.id !== undefined) controller.enqueue(encoder.encode(`id: ${e.id}\n\n`));
+          } else controller.enqueue(encoder.encode(o.forward === "original" ? e.raw : sseEvent(text, e)));
+        });
+        pending.push(queue);
+      };
+      if (done) {
+        parser.push(decoder.decode(), onEvent);
+        parser.end(onEvent);
+        await Promise.all(pending);
+        await queue;
+        for (const r of extra) controller.enqueue(encoder.encode(sseEvent(r)));
+        controller.close();
+        return;
+      }
+      parser.push(decoder.decode(value, { stream: true }), onEvent);
+      await Promise.all(pending);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
+}

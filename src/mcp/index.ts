@@ -1,0 +1,283 @@
+/**
+ * `sluice mcp`: wiring. Loads the configuration, builds the detection engine, opens the store when
+ * there is one, and runs the mode the flags ask for with one security core (McpSession) per session.
+ */
+import { join } from "node:path";
+import { loadConfig } from "../config/load.ts";
+import type { Config, CustomRuleConfig } from "../config/schema.ts";
+import { Bus } from "../core/bus.ts";
+import { type Level, Logger } from "../core/log.ts";
+import type { Action, RuleDef, SessionContext } from "../core/types.ts";
+import { loadBuiltinRules } from "../detect/builtin.ts";
+import { createScanner } from "../policy/scanner.ts";
+import type { Store } from "../store/index.ts";
+import { FileBaselines } from "./baselines-file.ts";
+import { McpSession, type TextScanner } from "./core.ts";
+import type { BaselineStore } from "./drift.ts";
+import { filterEnv } from "./env.ts";
+import { Reporter } from "./events.ts";
+import { runHttpBridge } from "./http-bridge.ts";
+import { startReverseProxy } from "./reverse.ts";
+import { runStdio } from "./stdio.ts";
+import { runWsBridge } from "./ws-bridge.ts";
+
+export interface McpCliOptions {
+  /** stdio mode: the server command and its arguments. */
+  command: string[];
+  upstream: string | null;
+  /** `--listen`: `:<port>` or `<loopback host>:<port>`. */
+  listen: string | null;
+  env: string[];
+  envFilter: boolean;
+  configPath?: string;
+  action?: "log" | "alert" | "redact" | "block";
+  format?: "text" | "json";
+  logLevel?: Level;
+  color?: boolean;
+  /** Server identity for drift baselines; default the command line or the upstream URL. */
+  name?: string;
+  headers: [string, string][];
+  sessionBinding?: boolean;
+  acceptDrift: boolean;
+  store: boolean;
+}
+
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+export type Mode =
+  | { kind: "stdio"; command: string[] }
+  | { kind: "http-bridge"; upstream: URL }
+  | { kind: "reverse"; upstream: URL; host: string; port: number }
+  | { kind: "ws-bridge"; upstream: URL };
+
+/** Parse `--listen` (`:8090`, `127.0.0.1:8090`, `localhost:0`, `[::1]:8090`); loopback only. */
+export function parseListen(s: string): { host: string; port: number } {
+  const m = /^(?:(\[[^\]]+\]|[^:]*))?:(\d{1,5})$/.exec(s.trim());
+  if (!m) throw new UsageError(`--listen ${JSON.stringify(s)}: expected :<port> or <host>:<port>`);
+  const rawHost = m[1] || "127.0.0.1";
+  const host = rawHost === "localhost" ? "127.0.0.1" : rawHost.replace(/^\[|\]$/g, "");
+  const port = Number(m[2]);
+  if (port > 65535) throw new UsageError(`--listen: port ${port} is out of range`);
+  if (!/^127\.\d+\.\d+\.\d+$/.test(host) && host !== "::1")
+    throw new UsageError(`--listen ${s}: sluice listens on loopback only (127.0.0.1 or ::1)`);
+  return { host, port };
+}
+
+export function resolveMode(o: McpCliOptions): Mode {
+  if (o.command.length) {
+    if (o.upstream || o.listen) throw new UsageError("give either -- <command> or --upstream, not both");
+    return { kind: "stdio", command: o.command };
+  }
+  if (!o.upstream) throw new UsageError("nothing to proxy: give -- <command> [args] or --upstream <url>");
+  let url: URL;
+  try {
+    url = new URL(o.upstream);
+  } catch {
+    throw new UsageError(`--upstream ${JSON.stringify(o.upstream)} is not a URL`);
+  }
+  if (url.username || url.password)
+    throw new UsageError("--upstream must not carry credentials; use --header 'Authorization: …'");
+  if (o.listen) {
+    if (url.protocol !== "http:" && url.protocol !== "https:")
+      throw new UsageError("--listen proxies Streamable HTTP: --upstream must be http:// or https://");
+    return { kind: "reverse", upstream: url, ...parseListen(o.listen) };
+  }
+  if (url.protocol === "http:" || url.protocol === "https:") return { kind: "http-bridge", upstream: url };
+  if (url.protocol === "ws:" || url.protocol === "wss:") return { kind: "ws-bridge", upstream: url };
+  throw new UsageError(`--upstream ${url.protocol} is not supported (http, https, ws, wss)`);
+}
+
+function serverIdFor(mode: Mode, name?: string): string {
+  if (name) return name;
+  if (mode.kind === "stdio") return `stdio:${mode.command.join(" ")}`;
+  return `${mode.upstream.protocol}//${mode.upstream.host}${mode.upstream.pathname}`;
+}
+
+function customToRule(r: CustomRuleConfig): RuleDef {
+  return {
+    name: r.name,
+    pattern: r.pattern,
+    detector: r.detector,
+    severity: r.severity,
+    action: r.action,
+    enabled: true,
+    tier: "custom",
+    source: "config",
+    description: r.description,
+    tags: r.tags,
+    validator: r.validator ?? null,
+    keywords: r.keywords ?? null,
+  };
+}
+
+/** The rules in force: the store's enabled rules when it has any, else the shipped ones; plus YAML custom_rules. */
+export function rulesFor(config: Config, store: Store | null): RuleDef[] {
+  const fromStore = store?.enabledRules() ?? [];
+  const base = fromStore.length ? fromStore : loadBuiltinRules().filter((r) => r.enabled);
+  const names = new Set(base.map((r) => r.name));
+  return [...base, ...config.custom_rules.filter((r) => !names.has(r.name)).map(customToRule)];
+}
+
+async function loadHmacKey(configDir: string): Promise<Uint8Array | null> {
+  try {
+    const mod = (await import(`../policy/${"hmac-key.ts"}`)) as {
+      loadOrCreateHmacKey?: (dir: string) => Uint8Array | Promise<Uint8Array>;
+    };
+    return mod.loadOrCreateHmacKey ? await mod.loadOrCreateHmacKey(configDir) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function openStoreMaybe(configDir: string, bus: Bus, log: Logger): Promise<Store | null> {
+  try {
+    const { openStore } = await import("../store/index.ts");
+    return openStore({ configDir, bus, log });
+  } catch (err) {
+    log.warn(`store unavailable, MCP findings go to the log only: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/** The store's baseline repository when it has one, else a JSON file beside it. */
+function baselinesFor(store: Store | null, configDir: string): BaselineStore {
+  const repo = (store as unknown as { mcpBaselines?: BaselineStore } | null)?.mcpBaselines;
+  return repo ?? new FileBaselines(join(configDir, "mcp-baselines.json"));
+}
+
+/** Run `sluice mcp`. Resolves with the process exit code. */
+export async function runMcp(o: McpCliOptions): Promise<number> {
+  const mode = resolveMode(o);
+  const loaded = loadConfig({ configPath: o.configPath });
+  const baseConfig = loaded.config;
+  const config: Config = o.action
+    ? { ...baseConfig, pipeline: { ...baseConfig.pipeline, default_action: o.action } }
+    : baseConfig;
+  const log = new Logger({
+    level: o.logLevel ?? config.logging.level,
+    format: o.format ?? config.logging.format,
+    color: o.color,
+  });
+  for (const w of loaded.warnings) log.warn(w);
+  const bus = new Bus();
+  const store = o.store ? await openStoreMaybe(loaded.configDir, bus, log) : null;
+  const rules = rulesFor(config, store);
+  let scan: TextScanner | null = null;
+  try {
+    const scanner = createScanner({
+      config: () => config,
+      rules: () => rules,
+      rulesVersion: () => 1,
+      hmacKey: await loadHmacKey(loaded.configDir),
+    });
+    scan = (text, path) => scanner.scanText(text, path);
+  } catch (err) {
+    log.error(`detection engine unavailable, MCP arguments are not scanned: ${(err as Error).message}`);
+  }
+
+  let modeCheckedAt = 0;
+  let passthrough = config.proxy.mode === "passthrough";
+  const isPassthrough = () => {
+    const now = Date.now();
+    if (store && now - modeCheckedAt > 1000) {
+      modeCheckedAt = now;
+      try {
+        const m = store.getSetting("proxy.mode");
+        passthrough = m ? m === "passthrough" : config.proxy.mode === "passthrough";
+      } catch {
+        /* keep the last known mode */
+      }
+    }
+    return passthrough;
+  };
+
+  const serverId = serverIdFor(mode, o.name);
+  const baselines = baselinesFor(store, loaded.configDir);
+  if (o.acceptDrift) baselines.clear?.(serverId);
+  const poisonAction = (): Action =>
+    o.action ?? (config.detectors.injection.action || config.pipeline.default_action);
+
+  const newSession = (): McpSession => {
+    const ctx: SessionContext = {
+      session_id: `mcp-${crypto.randomUUID()}`,
+      client: "mcp",
+      client_name: "",
+      account_id: null,
+      device_id: null,
+      source_ip: null,
+      working_directory: process.cwd(),
+      git_branch: null,
+      os_platform: process.platform,
+      api_key_hash: null,
+      model: null,
+    };
+    const reporter = new Reporter(bus, log, serverId, ctx);
+    return new McpSession({
+      serverId,
+      config: () => config,
+      scan,
+      baselines,
+      reporter,
+      passthrough: isPassthrough,
+      poisonAction,
+      sessionBinding: o.sessionBinding,
+    });
+  };
+
+  const finish = async (code: number) => {
+    try {
+      await store?.flush();
+      await store?.close();
+    } catch {
+      /* the store never decides the exit code */
+    }
+    return code;
+  };
+
+  switch (mode.kind) {
+    case "stdio": {
+      const filtered = filterEnv(process.env, {
+        filter: o.envFilter && config.mcp.env_filter,
+        allowlist: config.mcp.env_allowlist,
+        extra: o.env,
+      });
+      if (filtered.withheld.length)
+        log.info(`environment filter: ${filtered.withheld.length} variable(s) withheld from the MCP server`, {
+          withheld: filtered.withheld.join(","),
+        });
+      const session = newSession();
+      const r = await runStdio({ command: mode.command, env: filtered.env, session, log });
+      return finish(r.code);
+    }
+    case "http-bridge":
+      return finish(
+        await runHttpBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers }),
+      );
+    case "ws-bridge":
+      return finish(
+        await runWsBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers }),
+      );
+    case "reverse": {
+      const server = startReverseProxy({
+        host: mode.host,
+        port: mode.port,
+        upstream: mode.upstream,
+        log,
+        newSession,
+        headers: o.headers,
+      });
+      const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
+      // Always printed (not subject to --log-level): scripts and tests read the address from it.
+      process.stderr.write(`sluice mcp: listening on ${where} -> ${mode.upstream.href}\n`);
+      await new Promise<void>((resolve) => {
+        const stop = () => resolve();
+        process.once("SIGINT", stop);
+        process.once("SIGTERM", stop);
+      });
+      await server.stop(true);
+      return finish(0);
+    }
+  }
+}
