@@ -199,6 +199,8 @@ export class SluiceRuntime implements Runtime {
         );
       }
     }
+    // Signals before the banner: whoever reads "listening" may signal at once.
+    if (this.opts.installSignals) this.#installSignals();
     if (this.opts.printBanner !== false) {
       const d = this.dashboardAddress();
       if (d) console.log(`sluice: dashboard on http://${d.host}:${d.port}`);
@@ -210,7 +212,6 @@ export class SluiceRuntime implements Runtime {
       mode: this.#mode,
       config: this.#files.join(",") || "(defaults)",
     });
-    if (this.opts.installSignals) this.#installSignals();
     this.bus.emit("config-reloaded", { changes: [], source: "startup" });
   }
 
@@ -334,8 +335,8 @@ export class SluiceRuntime implements Runtime {
     this.#config = next;
     this.#files = loaded.files;
     this.#apply(prev, next);
-    if (changes.length) this.log.info(`config reloaded (${source}): ${changes.length} change(s)`);
-    for (const c of changes) this.log.info(`  ${c}`);
+    // A reload is rare and its diff matters: shown at the default log level.
+    this.log.warn(`config reloaded (${source}): ${changes.length ? changes.join("; ") : "no changes"}`);
     if (
       patch &&
       "proxy.mode" in patch &&

@@ -146,8 +146,10 @@ export async function spawnSluice(
     "serve",
   ];
   const full = [...cmd, ...args];
-  if (!args.includes("--port") && !args.includes("-p")) full.push("--port", "0");
-  if (!args.includes("--dashboard-port")) full.push("--dashboard-port", "0");
+  if (opts.portFlags !== false) {
+    if (!args.includes("--port") && !args.includes("-p")) full.push("--port", "0");
+    if (!args.includes("--dashboard-port")) full.push("--dashboard-port", "0");
+  }
   if (opts.noDefaultRules) full.push("--no-default-rules");
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -234,4 +236,12 @@ export async function runSluice(
     proc.exited,
   ]);
   return { code, stdout, stderr };
+}
+
+/** A TCP port that was free a moment ago (for tests that must put a port in a config file). */
+export function freePort(): number {
+  const l = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = l.port;
+  l.stop(true);
+  return port;
 }
