@@ -138,6 +138,8 @@ export async function spawnSluice(
     cwd?: string;
     env?: Record<string, string>;
     command?: string[];
+    /** Add `--port 0 --dashboard-port 0` unless args set them (default true; false = ports from config). */
+    portFlags?: boolean;
   } = {},
 ): Promise<SpawnedSluice> {
   const home = writeTestConfig(opts);
