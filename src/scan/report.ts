@@ -15,6 +15,8 @@ export interface ScanReport {
   /** Rules in force (SARIF lists the ones that matched). */
   rules: RuleDef[];
   version: string;
+  /** Working directory the file paths are relative to. */
+  cwd: string;
 }
 
 export function strongestAction(findings: ScanFinding[]): Action {

@@ -131,6 +131,7 @@ export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; 
       durationMs: performance.now() - started,
       rules: setup.rules,
       version: opts.version ?? "0.0.0",
+      cwd,
     },
     warnings,
   };

@@ -3,6 +3,7 @@
  * action policy chose (block/redact: error, alert: warning, log: note); `security-severity` follows
  * the rule's severity so GitHub ranks the alerts.
  */
+import { pathToFileURL } from "node:url";
 import type { Action, RuleDef, Severity } from "../core/types.ts";
 import type { ScanReport } from "./report.ts";
 
@@ -15,6 +16,11 @@ const LEVEL: Record<Action, "error" | "warning" | "note" | "none"> = {
   log: "note",
   pass: "none",
 };
+/** GitHub code scanning limits (uploads over them are rejected). */
+export const MAX_RESULTS = 25_000;
+const MAX_TAGS = 20;
+const MAX_TEXT = 1024;
+
 const SECURITY_SEVERITY: Record<Severity, string> = {
   critical: "9.5",
   high: "8.0",
@@ -48,20 +54,22 @@ export function renderSarif(r: ScanReport): string {
     return {
       id,
       name: id,
-      shortDescription: { text: description.split("\n")[0]!.slice(0, 1000) },
-      fullDescription: { text: description },
+      shortDescription: { text: description.split("\n")[0]!.slice(0, MAX_TEXT) },
+      fullDescription: { text: description.slice(0, MAX_TEXT) },
       help: {
         text: `sluice found a ${f.detector} match of rule ${id}. Remove the value from the file (and rotate it if it is a credential), or add it to the baseline if it is known and accepted.`,
       },
       defaultConfiguration: { level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action] },
       properties: {
-        tags: ["security", f.detector, ...(def?.tags ?? [])],
+        tags: [...new Set(["security", f.detector, ...(def?.tags ?? [])])].slice(0, MAX_TAGS),
         "security-severity": SECURITY_SEVERITY[severity],
         precision: "high",
       },
     };
   });
-  const results = r.findings.map((f) => ({
+  const occurrences = new Map<string, number>();
+  const shown = r.findings.slice(0, MAX_RESULTS);
+  const results = shown.map((f) => ({
     ruleId: f.rule,
     ruleIndex: index.get(f.rule)!,
     level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action],
@@ -81,7 +89,11 @@ export function renderSarif(r: ScanReport): string {
         },
       },
     ],
-    partialFingerprints: { "sluiceFindingHash/v1": f.fingerprint },
+    partialFingerprints: {
+      // Stable across line moves: rule, file and masked preview, numbered when repeated in a file.
+      primaryLocationLineHash: `${f.fingerprint.slice(0, 16)}:${occurrence(occurrences, f.fingerprint)}`,
+      "sluiceFindingHash/v1": f.fingerprint,
+    },
     properties: { severity: f.severity, action: f.action, detector: f.detector },
   }));
   const notifications = r.files
@@ -90,6 +102,14 @@ export function renderSarif(r: ScanReport): string {
       level: "warning",
       message: { text: `${f.file}: ${f.skipped}` },
     }));
+  if (r.findings.length > shown.length)
+    notifications.push({
+      level: "warning",
+      message: {
+        text: `${r.findings.length - shown.length} findings left out (GitHub accepts ${MAX_RESULTS} per run)`,
+      },
+    });
+  const root = pathToFileURL(r.cwd).href.replace(/\/?$/, "/");
   const sarif = {
     $schema: SARIF_SCHEMA,
     version: "2.1.0",
@@ -102,11 +122,24 @@ export function renderSarif(r: ScanReport): string {
             rules,
           },
         },
-        invocations: [{ executionSuccessful: true, toolExecutionNotifications: notifications }],
+        originalUriBaseIds: { "%SRCROOT%": { uri: root } },
+        invocations: [
+          {
+            executionSuccessful: true,
+            workingDirectory: { uri: root },
+            toolExecutionNotifications: notifications,
+          },
+        ],
         results,
         columnKind: "utf16CodeUnits",
       },
     ],
   };
   return `${JSON.stringify(sarif, null, 2)}\n`;
+}
+
+function occurrence(seen: Map<string, number>, key: string): number {
+  const n = (seen.get(key) ?? 0) + 1;
+  seen.set(key, n);
+  return n;
 }
