@@ -342,7 +342,9 @@ export async function findingsPage(ctx: PageCtx) {
       tr.classList.toggle("selected", (tr as HTMLElement).dataset.id === String(id));
     try {
       const f = await get<Finding>(`/findings/${id}`);
-      if (!ctx.left()) renderDetail(f);
+      if (ctx.left()) return;
+      renderDetail(f);
+      showDetail(true);
     } catch (err) {
       fail(err);
     }
@@ -369,7 +371,8 @@ export async function findingsPage(ctx: PageCtx) {
             "aria-label": "Close detail",
             onclick: () => {
               selectedId = null;
-              detailBox.replaceChildren(h("p", { class: "muted" }, "Select a finding to see its details."));
+              detailBox.replaceChildren();
+              showDetail(false);
               syncUrl();
               for (const tr of tableBox.querySelectorAll("tr.selected")) tr.classList.remove("selected");
             },
@@ -481,7 +484,12 @@ export async function findingsPage(ctx: PageCtx) {
     );
   };
 
-  detailBox.replaceChildren(h("p", { class: "muted" }, "Select a finding to see its details."));
+  const split = h("div", { class: "grid" }, h("div", null, tableBox, pager), detailBox);
+  const showDetail = (on: boolean) => {
+    split.className = on ? "grid table-detail" : "grid";
+    detailBox.hidden = !on;
+  };
+  showDetail(false);
 
   mount(
     ctx.root,
@@ -505,12 +513,7 @@ export async function findingsPage(ctx: PageCtx) {
       controls,
       clear,
     ),
-    h(
-      "div",
-      { class: "grid main-side", style: "align-items:start" },
-      h("div", null, tableBox, pager),
-      detailBox,
-    ),
+    split,
   );
 
   // New findings that match no narrowing filter refresh the first page.

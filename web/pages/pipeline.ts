@@ -91,7 +91,7 @@ export async function pipelinePage(ctx: PageCtx) {
         h("label", { for: en.id }, h("strong", null, s.label || s.name)),
         h("div", { class: "muted mono" }, s.name),
       ),
-      h("td", { class: "muted" }, s.description),
+      h("td", { class: "muted wrap" }, s.description),
       h("td", null, s.group),
       h("td", null, s.available ? en : badge("not available", "off")),
       h("td", { class: "num" }, num(s.finding_count)),

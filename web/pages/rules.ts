@@ -397,7 +397,7 @@ export async function rulesPage(ctx: PageCtx) {
       ),
       h(
         "td",
-        { style: "max-width:340px" },
+        { style: "max-width:340px", class: "wrap" },
         h("div", { class: "mono" }, r.name),
         r.description ? h("div", { class: "muted", style: "font-size:12.5px" }, r.description) : null,
         r.tags?.length
