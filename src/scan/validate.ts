@@ -80,3 +80,8 @@ export function validateRuleFiles(paths: string[]): ValidateResult {
   res.problems.sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
   return res;
 }
+
+/** Validate rules that are not in a file of their own (built-in and config rules). */
+export function validateRuleSet(rules: RuleDef[], where: string): ValidateResult {
+  return { files: 0, rules: rules.length, problems: checkRules(rules, new Map(), where) };
+}
