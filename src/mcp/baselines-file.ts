@@ -26,10 +26,6 @@ export class FileBaselines implements BaselineStore {
     this.#data[serverId][tool] = b;
     this.#save();
   }
-  clear(serverId: string): void {
-    delete this.#data[serverId];
-    this.#save();
-  }
   #save() {
     try {
       mkdirSync(dirname(this.path), { recursive: true, mode: 0o700 });

@@ -48,6 +48,8 @@ export interface CoreOptions {
   poisonAction?: () => Action;
   /** Overrides `mcp.session_binding` (the `--session-binding` flag). */
   sessionBinding?: boolean;
+  /** `--accept-drift`: a changed tool becomes the new baseline without a warning or block. */
+  acceptDrift?: boolean;
 }
 
 const ORIGINAL: Outcome = Object.freeze({ forward: "original", replies: [] }) as Outcome;
@@ -482,8 +484,19 @@ export class McpSession {
       }
       return;
     }
-    const block = this.#cfg.drift_action === "block";
     const readable = formatDiff(r.diff);
+    if (this.opts.acceptDrift) {
+      baselines.put(serverId, name, r.current);
+      reporter.event({
+        kind: "tool-drift",
+        severity: "info",
+        message: `accepted new baseline of ${name}: ${readable}`,
+        tool: name,
+        action: "accept",
+      });
+      return;
+    }
+    const block = this.#cfg.drift_action === "block";
     const message = `${block ? "sluice blocked changed tool" : "sluice warning: tool changed since its baseline:"} ${name}: ${readable}`;
     reporter.finding(
       mcpFinding({

@@ -15,8 +15,25 @@ export interface Baseline {
 export interface BaselineStore {
   get(serverId: string, tool: string): Baseline | null;
   put(serverId: string, tool: string, baseline: Baseline): void;
-  /** Forget every baseline of a server (`--accept-drift` re-baselines on the next listing). */
-  clear?(serverId: string): void;
+}
+
+/** The part of the store's McpRepo that baselines need (src/store/repos.ts). */
+export interface BaselineRepo {
+  getBaseline(server_id: string, tool_name: string): { sha256: string; definition: unknown } | null;
+  putBaseline(server_id: string, tool_name: string, sha256: string, definition: unknown): unknown;
+}
+
+/** Baselines in the store's `mcp_tool_baselines` table. */
+export class StoreBaselines implements BaselineStore {
+  constructor(readonly repo: BaselineRepo) {}
+  get(serverId: string, tool: string): Baseline | null {
+    const b = this.repo.getBaseline(serverId, tool);
+    if (!b) return null;
+    return { sha256: b.sha256, definition: canonicalJson(b.definition) };
+  }
+  put(serverId: string, tool: string, b: Baseline): void {
+    this.repo.putBaseline(serverId, tool, b.sha256, JSON.parse(b.definition));
+  }
 }
 
 /** In-memory baselines (tests, `--no-store`). */
@@ -27,9 +44,6 @@ export class MemoryBaselines implements BaselineStore {
   }
   put(s: string, t: string, b: Baseline) {
     this.#m.set(`${s}\u0000${t}`, b);
-  }
-  clear(s: string) {
-    for (const k of [...this.#m.keys()]) if (k.startsWith(`${s}\u0000`)) this.#m.delete(k);
   }
 }
 

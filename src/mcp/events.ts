@@ -49,13 +49,7 @@ export class Reporter {
 
   event(e: McpEvent): void {
     const { kind, severity, message, ...fields } = e;
-    this.bus.emit("mcp-event", {
-      type: "mcp-event",
-      ts: new Date().toISOString(),
-      session_id: this.session.session_id,
-      ...e,
-      server: this.server,
-    });
+    this.bus.emit("mcp-event", { ...e, server: this.server, session_id: this.session.session_id });
     this.log.log(LEVEL[severity], message, { kind, server: this.server, ...fields });
   }
 

@@ -9,11 +9,12 @@ import { Bus } from "../core/bus.ts";
 import { type Level, Logger } from "../core/log.ts";
 import type { Action, RuleDef, SessionContext } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
+import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { createScanner } from "../policy/scanner.ts";
 import type { Store } from "../store/index.ts";
 import { FileBaselines } from "./baselines-file.ts";
 import { McpSession, type TextScanner } from "./core.ts";
-import type { BaselineStore } from "./drift.ts";
+import { type BaselineStore, StoreBaselines } from "./drift.ts";
 import { filterEnv } from "./env.ts";
 import { Reporter } from "./events.ts";
 import { runHttpBridge } from "./http-bridge.ts";
@@ -120,13 +121,11 @@ export function rulesFor(config: Config, store: Store | null): RuleDef[] {
   return [...base, ...config.custom_rules.filter((r) => !names.has(r.name)).map(customToRule)];
 }
 
-async function loadHmacKey(configDir: string): Promise<Uint8Array | null> {
+function loadHmacKey(configDir: string, log: Logger): Uint8Array | null {
   try {
-    const mod = (await import(`../policy/${"hmac-key.ts"}`)) as {
-      loadOrCreateHmacKey?: (dir: string) => Uint8Array | Promise<Uint8Array>;
-    };
-    return mod.loadOrCreateHmacKey ? await mod.loadOrCreateHmacKey(configDir) : null;
-  } catch {
+    return loadOrCreateHmacKey(configDir);
+  } catch (err) {
+    log.warn(`no HMAC key, findings carry no value_hash: ${(err as Error).message}`);
     return null;
   }
 }
@@ -141,10 +140,11 @@ async function openStoreMaybe(configDir: string, bus: Bus, log: Logger): Promise
   }
 }
 
-/** The store's baseline repository when it has one, else a JSON file beside it. */
+/** The store's `mcp_tool_baselines` table when the store is open, else a JSON file in the config dir. */
 function baselinesFor(store: Store | null, configDir: string): BaselineStore {
-  const repo = (store as unknown as { mcpBaselines?: BaselineStore } | null)?.mcpBaselines;
-  return repo ?? new FileBaselines(join(configDir, "mcp-baselines.json"));
+  const repo = (store as Partial<Store> | null)?.mcp;
+  if (repo && typeof repo.getBaseline === "function") return new StoreBaselines(repo);
+  return new FileBaselines(join(configDir, "mcp-baselines.json"));
 }
 
 /** Run `sluice mcp`. Resolves with the process exit code. */
@@ -170,7 +170,7 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
       config: () => config,
       rules: () => rules,
       rulesVersion: () => 1,
-      hmacKey: await loadHmacKey(loaded.configDir),
+      hmacKey: config.analytics.hash_secrets ? loadHmacKey(loaded.configDir, log) : null,
     });
     scan = (text, path) => scanner.scanText(text, path);
   } catch (err) {
@@ -195,7 +195,6 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
 
   const serverId = serverIdFor(mode, o.name);
   const baselines = baselinesFor(store, loaded.configDir);
-  if (o.acceptDrift) baselines.clear?.(serverId);
   const poisonAction = (): Action =>
     o.action ?? (config.detectors.injection.action || config.pipeline.default_action);
 
@@ -223,6 +222,7 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
       passthrough: isPassthrough,
       poisonAction,
       sessionBinding: o.sessionBinding,
+      acceptDrift: o.acceptDrift,
     });
   };
 

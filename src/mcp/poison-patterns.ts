@@ -341,8 +341,8 @@ export const POISON_PATTERNS: PoisonPattern[] = [
     pattern:
       /\$\(\s*(?:curl|wget|cat|whoami|id|uname|rm|nc|bash|sh|base64|env|printenv|hostname)\b[^)]*\)|\$\{IFS\}|\$IFS\b/,
     description: "$(…) command substitution or $IFS tricks",
-    examples: ["file-$(whoami).txt", "name$(cat /etc/passwd)", "a${IFS}b"],
-    negative_examples: ["Price in $(USD) units", "Template uses ${name} placeholders"],
+    examples: ["file-$(whoami).txt", "name$(cat /etc/passwd)", "a$\u007BIFS}b"],
+    negative_examples: ["Price in $(USD) units", "Template uses $\u007Bname} placeholders"],
   },
   {
     id: "backtick_substitution",
