@@ -1,0 +1,381 @@
+/**
+ * End to end through the real runtime (startSluice): requests through the proxy land in the store and
+ * show in /findings, /sessions, /stats and /live; the proxy mode round trip over the API with its
+ * finding, SSE event and persistence across a restart; a database locked by another process does not
+ * fail or slow proxied requests; no raw secret reaches the database, the logs or the exports.
+ *
+ * The request hook here is a tiny stand-in detector for two known values (the engine has its own
+ * tests); everything else — proxy, runtime, store, audit files, dashboard — is the real thing.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import Anthropic from "@anthropic-ai/sdk";
+import type { RequestHook } from "../../src/core/hook.ts";
+import type { Finding } from "../../src/core/types.ts";
+import { startSluice } from "../helpers/sluice.ts";
+import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+
+const rand = (alphabet: string, n: number) =>
+  Array.from({ length: n }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join("");
+const AWS = `AKIA${rand("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 16)}`;
+const GH = `ghp_${rand("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 36)}`;
+const GKEY = `AIza${rand("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789", 35)}`;
+const SECRETS = [AWS, GH, GKEY];
+const sha = (v: string) => new Bun.CryptoHasher("sha256").update(v).digest("hex");
+
+const hook: RequestHook = (r) => {
+  const text = new TextDecoder().decode(r.body);
+  const findings: Finding[] = [];
+  for (const [value, type, rule] of [
+    [AWS, "aws_access_key", "aws-access-key"],
+    [GH, "github_pat", "github-pat"],
+  ] as const) {
+    const at = text.indexOf(value);
+    if (at < 0) continue;
+    findings.push({
+      rule,
+      detector: "secrets",
+      finding_type: type,
+      severity: "critical",
+      action: "alert",
+      path: "messages[0].content",
+      start: at,
+      end: at + value.length,
+      preview: `${value.slice(0, 4)}****${value.slice(-4)}`,
+      content_hash: sha(value),
+      value_hash: null,
+      decoded: null,
+      description: `${type} found`,
+    });
+  }
+  return { action: findings.length ? "alert" : "pass", findings, scanned_bytes: r.body.byteLength };
+};
+
+/** Read an SSE stream and wait for events matching a predicate. */
+function liveStream(url: string) {
+  const ac = new AbortController();
+  const events: { event: string; data: Record<string, unknown> }[] = [];
+  const waiters: {
+    pred: (e: (typeof events)[number]) => boolean;
+    resolve: (e: (typeof events)[number]) => void;
+  }[] = [];
+  let opened!: () => void;
+  const ready = new Promise<void>((r) => (opened = r));
+  (async () => {
+    const res = await fetch(url, { signal: ac.signal });
+    const reader = res.body!.getReader();
+    const dec = new TextDecoder();
+    let buf = "";
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += dec.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev = /^event: (.+)$/m.exec(block)?.[1];
+          const data = /^data: (.+)$/m.exec(block)?.[1];
+          if (!ev || !data) continue;
+          const e = { event: ev, data: JSON.parse(data) };
+          events.push(e);
+          if (ev === "heartbeat") opened();
+          for (const w of [...waiters])
+            if (w.pred(e)) {
+              waiters.splice(waiters.indexOf(w), 1);
+              w.resolve(e);
+            }
+        }
+      }
+    } catch {
+      /* aborted */
+    }
+  })();
+  return {
+    events,
+    ready,
+    next(pred: (e: (typeof events)[number]) => boolean) {
+      const hit = events.find(pred);
+      if (hit) return Promise.resolve(hit);
+      return new Promise<(typeof events)[number]>((resolve) => waiters.push({ pred, resolve }));
+    },
+    close: () => ac.abort(),
+  };
+}
+
+async function api(base: string, method: string, path: string, body?: unknown) {
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (method !== "GET") {
+    const s = await (await fetch(`${base}/api/v1/auth/session`)).json();
+    headers["x-csrf-token"] = s.csrf_token;
+  }
+  const r = await fetch(`${base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await r.text();
+  return {
+    status: r.status,
+    body: text.startsWith("{") || text.startsWith("[") ? JSON.parse(text) : text,
+    text,
+  };
+}
+
+let up: Upstream;
+beforeAll(async () => {
+  up = await startUpstream();
+  up.on("POST", "/v1/messages", () =>
+    json({
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-test",
+      content: [{ type: "text", text: "ok" }],
+      stop_reason: "end_turn",
+      stop_sequence: null,
+      usage: { input_tokens: 1, output_tokens: 1 },
+    }),
+  );
+  up.on("POST", "/v1/chat/completions", () => json({ id: "c1", object: "chat.completion", choices: [] }));
+  up.on("POST", "/v1beta/*", () => json({ candidates: [] }));
+});
+afterAll(() => up.stop());
+
+describe("findings from real requests", () => {
+  test("appear in /findings, /sessions, /stats, /audit and /live; nothing raw on disk or in exports", async () => {
+    await using s = await startSluice({ upstream: up.url, hook, config: { logging: { level: "debug" } } });
+    const base = s.dashboardUrl!;
+    const live = liveStream(`${base}/api/v1/live`);
+    await live.ready;
+
+    const client = new Anthropic({
+      baseURL: s.proxyUrl,
+      apiKey: "sk-ant-test-key",
+      defaultHeaders: { "x-claude-code-session-id": "e2e-session-1" },
+      maxRetries: 0,
+    });
+    const msg = await client.messages.create({
+      model: "claude-sonnet-test",
+      max_tokens: 10,
+      messages: [{ role: "user", content: `deploy with ${AWS} and ${GH}` }],
+    });
+    expect(msg.content[0]).toMatchObject({ type: "text", text: "ok" });
+    // The same secret again in the same session: one row, seen twice.
+    await client.messages.create({
+      model: "claude-sonnet-test",
+      max_tokens: 10,
+      messages: [{ role: "user", content: `again ${AWS}` }],
+    });
+    const g = await fetch(`${s.proxyUrl}/v1beta/models/gemini-2.5-pro:generateContent?key=${GKEY}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ contents: [{ role: "user", parts: [{ text: "hello" }] }] }),
+    });
+    expect(g.status).toBe(200);
+
+    const f = await live.next((e) => e.event === "finding" && e.data.finding_type === "github_pat");
+    expect(f.data).toMatchObject({
+      type: "finding",
+      severity: "critical",
+      provider: "anthropic",
+      session_id: "e2e-session-1",
+    });
+    expect(typeof f.data.ts).toBe("string");
+    const req = await live.next((e) => e.event === "request" && e.data.provider === "gemini");
+    expect(String(req.data.path)).not.toContain(GKEY);
+    live.close();
+    await s.runtime.store.flush();
+
+    const findings = await api(base, "GET", "/api/v1/findings?session_id=e2e-session-1");
+    expect(findings.body.total).toBe(2);
+    const aws = findings.body.findings.find(
+      (x: { finding_type: string }) => x.finding_type === "aws_access_key",
+    );
+    expect(aws).toMatchObject({
+      seen_count: 2,
+      provider: "anthropic",
+      content_hash: sha(AWS),
+      preview: `AKIA****${AWS.slice(-4)}`,
+    });
+    const sessions = await api(base, "GET", "/api/v1/sessions");
+    const sess = sessions.body.sessions.find((x: { session_id: string }) => x.session_id === "e2e-session-1");
+    expect(sess).toMatchObject({
+      finding_count: 2,
+      request_count: 2,
+      provider: "anthropic",
+      model: "claude-sonnet-test",
+    });
+    const stats = await api(base, "GET", "/api/v1/stats?days=1");
+    expect(stats.body.today_count).toBe(2);
+    expect(stats.body.by_provider.anthropic).toBe(2);
+    expect(stats.body.total_requests).toBe(3);
+    const audit = await api(base, "GET", "/api/v1/audit");
+    expect(audit.body.total).toBe(3);
+    expect(audit.body.entries.map((e: { action: string }) => e.action).sort()).toEqual([
+      "alert",
+      "alert",
+      "pass",
+    ]);
+    const clients = await api(base, "GET", "/api/v1/clients");
+    expect(clients.body.clients.find((c: { id: string }) => c.id === "anthropic-sdk").seen).toBe(true);
+
+    // Nothing raw anywhere: database (+ WAL), audit JSONL, application log, exports, API answers.
+    const exports = [
+      (await api(base, "GET", "/api/v1/findings/export?format=csv")).text,
+      (await api(base, "GET", "/api/v1/findings/export?format=json")).text,
+      (await api(base, "GET", "/api/v1/audit/export?format=csv")).text,
+      (await api(base, "GET", "/api/v1/audit/export?format=json")).text,
+      (await api(base, "GET", "/api/v1/logs/download")).text,
+      (await api(base, "GET", "/api/v1/logs/tail")).text,
+      findings.text,
+      audit.text,
+    ];
+    const files: string[] = [];
+    const walk = (d: string) => {
+      for (const e of readdirSync(d)) {
+        const p = join(d, e);
+        if (statSync(p).isDirectory()) walk(p);
+        else files.push(p);
+      }
+    };
+    walk(s.configDir);
+    expect(files.some((p) => p.endsWith("sluice.db"))).toBe(true);
+    expect(files.some((p) => p.endsWith("audit.jsonl"))).toBe(true);
+    const auditFile = files.find((p) => p.endsWith("audit.jsonl"))!;
+    expect(statSync(auditFile).mode & 0o777).toBe(0o600);
+    expect(readFileSync(auditFile, "utf8").trim().split("\n")).toHaveLength(3);
+    for (const secret of SECRETS) {
+      for (const p of files)
+        expect({ file: p, found: readFileSync(p).includes(secret) }).toEqual({ file: p, found: false });
+      for (const t of exports) expect(t.includes(secret)).toBe(false);
+    }
+  });
+});
+
+describe("proxy mode over the API", () => {
+  test("passthrough: finding, SSE event, audit as pass, persisted across a restart; back to active", async () => {
+    let home: string;
+    {
+      await using s = await startSluice({ upstream: up.url, hook });
+      home = s.configDir;
+      const base = s.dashboardUrl!;
+      const live = liveStream(`${base}/api/v1/live`);
+      await live.ready;
+      const r = await api(base, "PUT", "/api/v1/config", { "proxy.mode": "passthrough" });
+      expect(r.status).toBe(200);
+      expect(r.body.mode).toBe("passthrough");
+      const ev = await live.next((e) => e.event === "mode-changed");
+      expect(ev.data).toMatchObject({ type: "mode-changed", mode: "passthrough", previous: "active" });
+      expect((await api(base, "GET", "/api/v1/status")).body.mode).toBe("passthrough");
+      const res = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-test" },
+        body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content: AWS }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      await live.next((e) => e.event === "request");
+      live.close();
+      await s.runtime.store.flush();
+      const f = await api(base, "GET", "/api/v1/findings?finding_type=mode_changed");
+      expect(f.body.total).toBe(1);
+      expect(f.body.findings[0].severity).toBe("warning");
+      const audit = await api(base, "GET", "/api/v1/audit");
+      expect(audit.body.entries[0]).toMatchObject({ action: "pass", mode: "passthrough" });
+      expect((await api(base, "GET", "/api/v1/findings?finding_type=aws_access_key")).body.total).toBe(0);
+    }
+    {
+      await using s = await startSluice({ upstream: up.url, hook, home });
+      const base = s.dashboardUrl!;
+      expect((await api(base, "GET", "/api/v1/status")).body.mode).toBe("passthrough");
+      expect((await api(base, "GET", "/api/v1/config")).body.proxy.mode).toBe("passthrough");
+      const live = liveStream(`${base}/api/v1/live`);
+      await live.ready;
+      expect((await api(base, "PUT", "/api/v1/config", { "proxy.mode": "active" })).body.mode).toBe("active");
+      expect((await live.next((e) => e.event === "mode-changed")).data).toMatchObject({
+        mode: "active",
+        previous: "passthrough",
+      });
+      live.close();
+      const res = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: "Bearer sk-test" },
+        body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content: AWS }] }),
+      });
+      await res.arrayBuffer();
+      await s.runtime.store.flush();
+      expect((await api(base, "GET", "/api/v1/findings?finding_type=aws_access_key")).body.total).toBe(1);
+    }
+  });
+});
+
+describe("a locked database", () => {
+  test("held by another process: proxied requests neither fail nor slow down; rows land once released", async () => {
+    await using s = await startSluice({ upstream: up.url, hook });
+    const send = async (i: number) => {
+      const t0 = performance.now();
+      const r = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: "Bearer sk-test",
+          "session-id": "locked-test",
+        },
+        body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content: `${i} ${AWS}` }] }),
+      });
+      await r.arrayBuffer();
+      return { status: r.status, ms: performance.now() - t0 };
+    };
+    const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const baseline: number[] = [];
+    for (let i = 0; i < 15; i++) baseline.push((await send(i)).ms);
+    await s.runtime.store.flush();
+    const before = s.runtime.store.audit.count();
+
+    const dbPath = join(s.configDir, "sluice.db");
+    expect(existsSync(dbPath)).toBe(true);
+    const holder = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(dbPath)});
+         db.run("PRAGMA busy_timeout = 5000"); db.run("BEGIN EXCLUSIVE");
+         db.run("INSERT INTO settings (key, value) VALUES ('lock-test', '1') ON CONFLICT (key) DO UPDATE SET value = '2'");
+         console.log("locked"); for await (const _ of console) { break; } db.run("COMMIT"); console.log("released");`,
+      ],
+      { stdin: "pipe", stdout: "pipe", stderr: "inherit" },
+    );
+    const reader = holder.stdout.getReader();
+    let out = "";
+    while (!out.includes("locked")) out += new TextDecoder().decode((await reader.read()).value);
+
+    const release = async () => {
+      holder.stdin.write("go\n");
+      holder.stdin.end();
+      return holder.exited;
+    };
+    try {
+      const locked: { status: number; ms: number }[] = [];
+      for (let i = 0; i < 15; i++) locked.push(await send(100 + i));
+      expect(locked.every((r) => r.status === 200)).toBe(true);
+      expect(median(locked.map((r) => r.ms))).toBeLessThan(median(baseline) + 25);
+      // The writer met the lock (it retries with a backoff) and nothing was written or dropped.
+      await new Promise<void>((resolve) => {
+        const check = () =>
+          s.runtime.store.queueStats().busy_retries > 0 ? resolve() : setTimeout(check, 10);
+        check();
+      });
+      expect(s.runtime.store.audit.count()).toBe(before);
+      // The dashboard still answers while the writer is locked out.
+      expect((await fetch(`${s.dashboardUrl}/api/v1/status`)).status).toBe(200);
+    } finally {
+      expect(await release()).toBe(0);
+    }
+    await s.runtime.store.flush();
+    expect(s.runtime.store.audit.count()).toBe(before + 15);
+    expect(s.runtime.store.queueStats().dropped).toBe(0);
+  });
+});
