@@ -179,7 +179,9 @@ describe("audit trail", () => {
     expect(line.body).toBeUndefined();
     expect(text).not.toContain("AIzaSyA1234567890abcdefghijklmnopqrstuv");
     expect(text).not.toContain("AKIAIOSFODNN7EXAMPLE");
-    expect(JSON.stringify(store.audit.list({}, 10, 0))).not.toContain("AIzaSyA1234567890abcdefghijklmnopqrstuv");
+    expect(JSON.stringify(store.audit.list({}, 10, 0))).not.toContain(
+      "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    );
     expect(line).toMatchObject({
       request_id: "req-1",
       provider: "anthropic",
