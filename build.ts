@@ -62,7 +62,8 @@ export function identity(env = process.env): BuildIdentity {
 export async function compile(triple: Triple, outdir: string, id: BuildIdentity): Promise<string> {
   const outfile = join(outdir, `sluice-${triple}`);
   const result = await Bun.build({
-    entrypoints: [join(import.meta.dir, "src/cli.ts")],
+    // The scan worker is a second entrypoint so that `sluice scan` can start workers in the binary.
+    entrypoints: [join(import.meta.dir, "src/cli.ts"), join(import.meta.dir, "src/scan/worker.ts")],
     compile: {
       target: TARGETS[triple],
       outfile,

@@ -14,6 +14,16 @@ export const PARALLEL_MIN_BYTES = 4 * 1024 * 1024;
 const BATCH_BYTES = 1024 * 1024;
 const BATCH_FILES = 64;
 
+/**
+ * Where the worker module is. From source: beside this file. In a compiled binary (build.ts lists
+ * src/scan/worker.ts as a second entrypoint) modules live under `/$bunfs/root/`, relative to the
+ * common root of the entrypoints (`src/`, or the repository when other files widen it).
+ */
+export function workerSpecifiers(): string[] {
+  if (import.meta.url.includes("$bunfs")) return ["./scan/worker.ts", "./src/scan/worker.ts"];
+  return [new URL("./worker.ts", import.meta.url).href];
+}
+
 export function defaultJobs(): number {
   return Math.max(1, Math.min(cpus().length, 8));
 }
@@ -55,22 +65,23 @@ export async function scanFiles(
     }
     if (cur.length) batches.push(cur);
     const n = Math.min(jobs, batches.length);
-    stats.workers = n;
     await new Promise<void>((resolveAll) => {
       let live = n;
       let nextId = 0;
       const done = () => {
         if (--live === 0) resolveAll();
       };
-      for (let w = 0; w < n; w++) {
+      const specs = workerSpecifiers();
+      const start = (candidate: number) => {
         let worker: Worker;
         try {
-          worker = new Worker(new URL("./worker.ts", import.meta.url).href);
+          worker = new Worker(specs[candidate]!);
         } catch {
           done();
-          continue;
+          return;
         }
         let inflight: number[] | null = null;
+        let ready = false;
         let finished = false;
         const finish = () => {
           if (finished) return;
@@ -88,7 +99,11 @@ export async function scanFiles(
         };
         worker.onmessage = (e: MessageEvent) => {
           const m = e.data as { type: string; results?: FileResult[] };
-          if (m.type === "ready") return next();
+          if (m.type === "ready") {
+            ready = true;
+            stats.workers++;
+            return next();
+          }
           if (m.type === "done" && inflight) {
             m.results!.forEach((r, k) => {
               results[inflight![k]!] = r;
@@ -98,9 +113,19 @@ export async function scanFiles(
           }
           finish();
         };
-        worker.onerror = () => finish();
+        worker.onerror = () => {
+          // The module was not found where we looked: try the next place before giving up.
+          if (!ready && !finished && candidate + 1 < specs.length) {
+            finished = true;
+            worker.terminate();
+            start(candidate + 1);
+            return;
+          }
+          finish();
+        };
         worker.postMessage({ type: "init", setup });
-      }
+      };
+      for (let w = 0; w < n; w++) start(0);
     });
     // Batches never picked up (every worker failed) are scanned here.
     for (const b of batches) leftover.push(...b);

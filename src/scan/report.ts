@@ -17,6 +17,8 @@ export interface ScanReport {
   version: string;
   /** Working directory the file paths are relative to. */
   cwd: string;
+  /** Worker threads used (0: scanned on the main thread). */
+  workers: number;
 }
 
 export function strongestAction(findings: ScanFinding[]): Action {
@@ -46,6 +48,7 @@ export function summary(r: ScanReport) {
     by_action,
     by_severity,
     duration_ms: Math.round(r.durationMs),
+    workers: r.workers,
   };
 }
 
@@ -126,6 +129,7 @@ export function renderSummaryLine(r: ScanReport, color: boolean): string {
   const extra = [
     s.suppressed_by_baseline ? `${s.suppressed_by_baseline} suppressed by baseline` : "",
     s.files_skipped_binary ? `${s.files_skipped_binary} binary skipped` : "",
+    s.workers ? `${s.workers} workers` : "",
   ].filter(Boolean);
   return `sluice scan: ${head} in ${s.files_scanned} file${s.files_scanned === 1 ? "" : "s"} (${mb} MB, ${(s.duration_ms / 1000).toFixed(2)} s)${extra.length ? `; ${extra.join(", ")}` : ""}; action ${strongestAction(r.findings)}\n`;
 }

@@ -78,6 +78,7 @@ export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; 
   const pathAllowed = (file: string) => skipGlobs.some((g) => g.match(file));
   let files: FileResult[] = [];
   let mode: ScanReport["mode"] = "files";
+  const pool = { workers: 0 };
 
   if (opts.diff !== undefined) {
     mode = "diff";
@@ -102,7 +103,7 @@ export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; 
     if (paths.length) {
       const w = walk(paths, { cwd, skipGlobs: setup.config.allowlists.paths });
       if (w.missing.length) throw new ScanError(`no such file or directory: ${w.missing.join(", ")}`);
-      files.push(...(await scanFiles(w.files, setup, { jobs: opts.jobs })));
+      files.push(...(await scanFiles(w.files, setup, { jobs: opts.jobs }, pool)));
     }
   }
 
@@ -132,6 +133,7 @@ export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; 
       rules: setup.rules,
       version: opts.version ?? "0.0.0",
       cwd,
+      workers: pool.workers,
     },
     warnings,
   };

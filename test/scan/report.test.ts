@@ -34,6 +34,7 @@ function report(files: Record<string, string>, rules = RULES): ScanReport {
     rules: [],
     version: "0.1.0",
     cwd: "/work/repo",
+    workers: 0,
   };
 }
 
