@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Subprocess } from "bun";
 import { stringify } from "yaml";
 
 export const REPO = resolve(import.meta.dir, "../..");
@@ -111,7 +112,7 @@ export async function sdkOverSluice(
 
 /** Raw newline-delimited JSON-RPC over `sluice mcp <args>` (for byte-level and misbehaviour tests). */
 export class RawSession {
-  readonly proc;
+  readonly proc: Subprocess<"pipe", "pipe", "pipe">;
   readonly log = new StderrLog();
   readonly lines: string[] = [];
   #waiters: {
@@ -131,12 +132,13 @@ export class RawSession {
       cwd: opts.cwd ?? REPO,
     });
     const dec = new TextDecoder();
+    const proc = this.proc;
     void (async () => {
-      for await (const c of this.proc.stderr) this.log.feed(dec.decode(c, { stream: true }));
+      for await (const c of proc.stderr) this.log.feed(dec.decode(c, { stream: true }));
     })();
     this.done = (async () => {
       let buf = "";
-      for await (const c of this.proc.stdout) {
+      for await (const c of proc.stdout) {
         buf += dec.decode(c, { stream: true });
         let nl: number;
         while ((nl = buf.indexOf("\n")) !== -1) {
