@@ -27,17 +27,14 @@ export function trendChart(points: Point[], label: string): HTMLElement {
       class: "chart",
       role: "img",
       "aria-label": `${label}: ${total} findings over ${points.length} days, peak ${max} per day`,
-      preserveAspectRatio: "none",
     },
     [0, 0.5, 1].map((f) => {
       const y = pad.t + ih - ih * f;
       return [
         s("line", { x1: pad.l, x2: W - pad.r, y1: y, y2: y, class: "grid" }),
-        s(
-          "text",
-          { x: pad.l - 6, y: y + 4, class: "axis", "text-anchor": "end" },
-          String(Math.round(niceMax * f)),
-        ),
+        Number.isInteger(niceMax * f)
+          ? s("text", { x: pad.l - 6, y: y + 4, class: "axis", "text-anchor": "end" }, String(niceMax * f))
+          : null,
       ];
     }),
     points.map((p, i) => {
@@ -67,7 +64,7 @@ export function trendChart(points: Point[], label: string): HTMLElement {
 }
 
 function niceCeil(n: number): number {
-  if (n <= 5) return 5;
+  if (n <= 4) return 4;
   const p = 10 ** Math.floor(Math.log10(n));
   for (const m of [1, 2, 2.5, 5, 10]) if (m * p >= n) return m * p;
   return 10 * p;

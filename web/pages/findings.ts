@@ -350,6 +350,10 @@ export async function findingsPage(ctx: PageCtx) {
     }
   };
 
+  const hashKv = (k: string, v: string | null) => [
+    h("dt", null, k),
+    h("dd", null, v ? h("code", { title: v }, `${v.slice(0, 16)}…`) : "—"),
+  ];
   const renderDetail = (f: Finding) => {
     const pattern = previewToPattern(f.preview);
     const listType = f.detector === "pii" ? "pii" : "secrets";
@@ -418,8 +422,8 @@ export async function findingsPage(ctx: PageCtx) {
         kv("Working directory", f.working_directory),
         kv("Git branch", f.git_branch),
         kv("OS", f.os_platform),
-        kv("Content hash", f.content_hash),
-        kv("Value hash", f.value_hash),
+        hashKv("Content hash", f.content_hash),
+        hashKv("Value hash", f.value_hash),
       ),
       h("h3", null, "Tune"),
       h(
