@@ -5,10 +5,17 @@
 import type { RuleDef } from "../core/types.ts";
 import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
 
-/** Compile one pattern the way the engine does; returns the error message or null. */
+/** Compile a rule pattern the way the engine does: a leading `(?i)` / `(?s)` becomes flags. */
+export function compileRulePattern(pattern: string, extraFlags = ""): RegExp {
+  const m = /^\(\?([is]+)\)/.exec(pattern);
+  const source = m ? pattern.slice(m[0].length) : pattern;
+  return new RegExp(source, [...new Set((m?.[1] ?? "") + extraFlags)].join(""));
+}
+
+/** Compile one pattern; returns the error message or null. */
 export function patternError(pattern: string): string | null {
   try {
-    new RegExp(pattern, "g");
+    compileRulePattern(pattern, "g");
     return null;
   } catch (e) {
     return (e as Error).message;
@@ -31,7 +38,7 @@ export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, 
 }
 
 function matches(rule: RuleDef, text: string): boolean {
-  const re = new RegExp(rule.pattern, "g");
+  const re = compileRulePattern(rule.pattern, "g");
   return re.test(text);
 }
 
