@@ -1,36 +1,29 @@
 /**
  * The compiled binary serves the same UI: `/` and its hashed assets come from the embedded bundle,
  * with sluice started from a directory that holds no web/ files. Uses `dist/sluice-<triple>` when
- * `bun run build` produced one for this machine, else compiles `src/cli.ts` into a temp directory.
+ * `bun run build` produced one for this machine, else compiles one with build.ts's `compile()` into a
+ * temp directory.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { compile, hostTriple, identity } from "../../build.ts";
 import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
-const TRIPLES: Record<string, string> = {
-  "linux-x64": "x86_64-unknown-linux-gnu",
-  "darwin-arm64": "aarch64-apple-darwin",
-  "darwin-x64": "x86_64-apple-darwin",
-};
 let tmp: string | null = null;
 let binary: string;
 let sluice: SpawnedSluice;
 
 beforeAll(async () => {
-  const triple = TRIPLES[`${process.platform}-${process.arch}`];
-  const dist = triple ? join(REPO, "dist", `sluice-${triple}`) : null;
-  if (dist && existsSync(dist) && process.env.SLUICE_WEB_TEST_COMPILE !== "1") binary = dist;
+  const triple = hostTriple();
+  const dist = join(REPO, "dist", `sluice-${triple}`);
+  if (existsSync(dist) && process.env.SLUICE_WEB_TEST_COMPILE !== "1") binary = dist;
   else {
+    // Same options as a release build (build.ts), into a temp directory.
     tmp = mkdtempSync(join(tmpdir(), "sluice-web-bin-"));
-    binary = join(tmp, "sluice");
-    const r = Bun.spawnSync(
-      [process.execPath, "build", "--compile", join(REPO, "src/cli.ts"), "--outfile", binary],
-      { cwd: REPO, stdout: "pipe", stderr: "pipe" },
-    );
-    if (r.exitCode !== 0) throw new Error(`bun build --compile failed:\n${r.stderr.toString()}`);
+    binary = await compile(triple, tmp, identity());
   }
   sluice = await spawnSluice([], { binary, cwd: tmpdir() });
 }, 120_000);
