@@ -22,7 +22,7 @@ export async function sluice(
       FORCE_COLOR: "",
       ...opts.env,
     },
-    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin]),
+    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin as BlobPart]),
     stdout: "pipe",
     stderr: "pipe",
   });
