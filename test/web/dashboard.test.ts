@@ -132,7 +132,7 @@ describe("dashboard pages", () => {
         .waitFor();
       expect((await apiGet<{ severity: string }>(`/rules/${rule.name}`)).severity).toBe(target);
 
-      await row.getByLabel(`Enabled of ${rule.name}`).uncheck();
+      await row.getByLabel(`Enable ${rule.name}`).uncheck();
       await page
         .locator(".toast", { hasText: `Saved ${rule.name}` })
         .nth(1)
@@ -143,10 +143,10 @@ describe("dashboard pages", () => {
       const row2 = page.locator(`tr[data-rule="${rule.name}"]`);
       await row2.waitFor();
       expect(await row2.getByLabel(`Severity of ${rule.name}`).inputValue()).toBe(target);
-      expect(await row2.getByLabel(`Enabled of ${rule.name}`).isChecked()).toBe(false);
+      expect(await row2.getByLabel(`Enable ${rule.name}`).isChecked()).toBe(false);
 
       // Put it back.
-      await row2.getByLabel(`Enabled of ${rule.name}`).check();
+      await row2.getByLabel(`Enable ${rule.name}`).check();
       await row2.getByLabel(`Severity of ${rule.name}`).selectOption(rule.severity);
       await page
         .locator(".toast", { hasText: `Saved ${rule.name}` })

@@ -375,7 +375,7 @@ export async function rulesPage(ctx: PageCtx) {
       const old = r.action;
       void saveRule(r, { action: act.value }, () => (act.value = old));
     });
-    const en = h("input", { type: "checkbox", checked: r.enabled, "aria-label": label("Enabled") });
+    const en = h("input", { type: "checkbox", checked: r.enabled, "aria-label": `Enable ${r.name}` });
     en.addEventListener("change", () => {
       void saveRule(r, { enabled: en.checked }, () => (en.checked = !en.checked));
     });

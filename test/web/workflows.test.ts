@@ -1,0 +1,251 @@
+/**
+ * Dashboard workflows a security engineer runs all day, in Chromium against real sluice: filter and
+ * export findings, allowlist a value or disable a rule from a finding, bulk-edit and clone rules,
+ * edit allowlists, search the audit log, and get around with the keyboard only.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, Page } from "playwright-core";
+import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
+import { startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { launchBrowser, type PageProblems, watchPage } from "./browser.ts";
+import {
+  answerProviders,
+  fakeAwsKey,
+  fakeGithubToken,
+  sendAnthropic,
+  sendGemini,
+  sendOpenAI,
+} from "./seed.ts";
+
+const T = 30_000;
+let up: Upstream;
+let s: InProcessSluice;
+let browser: Browser;
+let base: string;
+const sent: string[] = [];
+
+async function apiGet<T>(path: string): Promise<T> {
+  const r = await fetch(`${base}/api/v1${path}`);
+  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
+  return (await r.json()) as T;
+}
+
+async function open(hash: string): Promise<{ page: Page; problems: PageProblems }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const problems = watchPage(page);
+  await page.goto(`${base}/#/${hash}`);
+  return { page, problems };
+}
+
+beforeAll(async () => {
+  up = await startUpstream();
+  answerProviders(up);
+  s = await startSluice({ upstream: up.url });
+  base = s.dashboardUrl!;
+  browser = await launchBrowser();
+  const texts = [
+    `aws ${fakeAwsKey()}`,
+    `gh ${fakeGithubToken()}`,
+    `aws again ${fakeAwsKey()} and ${fakeGithubToken()}`,
+  ];
+  sent.push(...texts);
+  const res = await Promise.all([
+    sendAnthropic(s.proxyUrl, texts[0]!),
+    sendOpenAI(s.proxyUrl, texts[1]!),
+    sendGemini(s.proxyUrl, texts[2]!),
+  ]);
+  await Promise.all(res.map((r) => r.arrayBuffer()));
+  await s.runtime.store.flush();
+}, T);
+
+afterAll(async () => {
+  await browser?.close();
+  await s?.stop();
+  await up?.[Symbol.asyncDispose]?.();
+});
+
+describe("findings", () => {
+  test(
+    "filters narrow the table and the export of the current filter holds no raw value",
+    async () => {
+      const { page, problems } = await open("findings");
+      await page.locator("#findings-table tbody tr").first().waitFor();
+      const all = await page.locator("#findings-table tbody tr").count();
+      await page.selectOption("#filter-provider", "openai");
+      await page.waitForURL(/provider=openai/);
+      await page.locator("#findings-table tbody tr").first().waitFor();
+      const rows = page.locator("#findings-table tbody tr");
+      await expectEventually(async () => (await rows.count()) < all || all === 1);
+      for (const t of await rows.allTextContents()) expect(t).toContain("openai");
+
+      const href = await page.locator("#export-csv").getAttribute("href");
+      expect(href).toContain("provider=openai");
+      expect(href).toContain("format=csv");
+      const csv = await (await fetch(`${base}${href}`)).text();
+      expect(csv.split("\n")[0]).toContain("finding_type");
+      for (const text of sent)
+        for (const word of text.split(" ").filter((w) => w.length > 15)) expect(csv).not.toContain(word);
+
+      // A reload keeps the filter (it lives in the address).
+      await page.reload();
+      await page.locator("#findings-table tbody tr").first().waitFor();
+      expect(await page.locator("#filter-provider").inputValue()).toBe("openai");
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "one click allowlists a finding's value pattern; another disables its rule",
+    async () => {
+      const { findings } = await apiGet<{ findings: Array<{ id: number; rule: string; preview: string }> }>(
+        "/findings?limit=1",
+      );
+      const f = findings[0]!;
+      const { page, problems } = await open(`findings/${f.id}`);
+      await page.locator("#detail-preview").waitFor();
+      expect(await page.locator("#detail-preview").textContent()).toBe(f.preview);
+
+      await page.click("#allowlist-value");
+      await page.getByRole("button", { name: "Add to allowlist", exact: true }).click();
+      await page.locator(".toast", { hasText: "Allowlisted" }).waitFor();
+      const lists = await apiGet<{ api_entries: Array<{ pattern: string }> }>("/allowlists");
+      expect(lists.api_entries.map((e) => e.pattern)).toContain(f.preview.replace(/\*{2,}/g, "*"));
+
+      await page.click("#disable-rule");
+      await page.getByRole("button", { name: "Disable rule", exact: true }).last().click();
+      await page.locator(".toast", { hasText: `Rule ${f.rule} disabled` }).waitFor();
+      expect((await apiGet<{ enabled: boolean }>(`/rules/${encodeURIComponent(f.rule)}`)).enabled).toBe(
+        false,
+      );
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+});
+
+describe("rules", () => {
+  test(
+    "search with comma = OR, bulk update two rules, clone one",
+    async () => {
+      const { rules } = await apiGet<{ rules: Array<{ name: string }> }>(
+        "/rules?limit=2&enabled=true&tier=community",
+      );
+      const [a, b] = [rules[0]!.name, rules[1]!.name];
+      const { page, problems } = await open("rules");
+      await page.locator("#rules-table").waitFor();
+      await page.fill("#rule-search", `${a},${b}`);
+      await page.waitForURL(/q=/);
+      await page.locator(`tr[data-rule="${a}"]`).waitFor();
+      await page.locator(`tr[data-rule="${b}"]`).waitFor();
+
+      await page.getByLabel(`Select ${a}`, { exact: true }).check();
+      await page.getByLabel(`Select ${b}`, { exact: true }).check();
+      expect(await page.locator("#bulk-count").textContent()).toBe("2 selected");
+      await page.selectOption("#bulk-action", "block");
+      await page.click("#bulk-apply");
+      await page.locator(".toast").first().waitFor();
+      for (const n of [a, b]) expect((await apiGet<{ action: string }>(`/rules/${n}`)).action).toBe("block");
+
+      await page.getByRole("button", { name: `Clone ${a}`, exact: true }).click();
+      await page.locator(`tr[data-rule="${a}-copy"]`).waitFor();
+      const clone = await apiGet<{ tier: string; source: string }>(`/rules/${a}-copy`);
+      expect(clone).toMatchObject({ tier: "custom", source: "dashboard" });
+      const stats = await apiGet<{ by_tier: Record<string, number> }>("/rules/stats");
+      expect(stats.by_tier.custom).toBeGreaterThanOrEqual(1);
+
+      // The clone can be deleted (dashboard rules only).
+      await page.getByRole("button", { name: `Delete ${a}-copy`, exact: true }).click();
+      await page.getByRole("button", { name: "Delete", exact: true }).click();
+      await page.locator(".toast", { hasText: `Deleted ${a}-copy` }).waitFor();
+      expect((await fetch(`${base}/api/v1/rules/${a}-copy`)).status).toBe(404);
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+});
+
+describe("allowlists, audit and keyboard", () => {
+  test(
+    "add, test and remove an allowlist entry",
+    async () => {
+      const { page, problems } = await open("allowlists");
+      await page.locator("#al-add-title").waitFor();
+      await page.selectOption("#al-add-type", "pii");
+      await page.fill("#al-add-pattern", "*@corp.example");
+      await page.getByRole("button", { name: "Add", exact: true }).click();
+      await page.locator("#allowlist-pii", { hasText: "*@corp.example" }).waitFor();
+
+      await page.fill("#al-test-pattern", "*@corp.example");
+      await page.fill("#al-test-value", "jane@corp.example");
+      await page.getByRole("button", { name: "Test", exact: true }).click();
+      await page.locator("#al-test-result", { hasText: "value matches" }).waitFor();
+
+      await page.getByRole("button", { name: "Remove *@corp.example from Personal data" }).click();
+      await page.getByRole("button", { name: "Remove", exact: true }).click();
+      await page.locator("#allowlist-pii", { hasText: "*@corp.example" }).waitFor({ state: "detached" });
+      const lists = await apiGet<{ api_entries: Array<{ pattern: string }> }>("/allowlists");
+      expect(lists.api_entries.map((e) => e.pattern)).not.toContain("*@corp.example");
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "audit search narrows the table; the log tail shows lines",
+    async () => {
+      const { page, problems } = await open("audit");
+      await page.locator("#audit-table tbody tr").first().waitFor();
+      await page.selectOption("#audit-provider", "gemini");
+      await page.waitForURL(/provider=gemini/);
+      await expectEventually(async () => {
+        const texts = await page.locator("#audit-table tbody tr").allTextContents();
+        return texts.length > 0 && texts.every((t) => t.includes("gemini"));
+      });
+      await page.locator("#log-tail").waitFor();
+      const href = await page.locator("#audit-export-json").getAttribute("href");
+      const exported = (await (await fetch(`${base}${href}`)).json()) as Array<{ provider: string }>;
+      expect(exported.length).toBeGreaterThan(0);
+      expect(exported.every((e) => e.provider === "gemini")).toBe(true);
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "keyboard only: skip link, navigation and opening a finding",
+    async () => {
+      const { page, problems } = await open("");
+      await page.locator("#card-today").waitFor();
+      await page.keyboard.press("Tab");
+      expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Skip to content");
+      // Tab through the header to the Findings link and follow it.
+      for (let i = 0; i < 30; i++) {
+        await page.keyboard.press("Tab");
+        if ((await page.evaluate(() => document.activeElement?.getAttribute("href"))) === "#/findings") break;
+      }
+      await page.keyboard.press("Enter");
+      await page.locator("#findings-table tbody tr").first().waitFor();
+      await page.locator("#findings-table tbody tr").first().focus();
+      await page.keyboard.press("Enter");
+      await page.locator("#detail-preview").waitFor();
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+});
+
+/** Re-check a condition until it holds (the UI reloads asynchronously); fails after 5 s. */
+async function expectEventually(fn: () => Promise<boolean>, ms = 5000) {
+  const until = performance.now() + ms;
+  while (!(await fn())) {
+    if (performance.now() > until) throw new Error("condition not met within 5 s");
+    await Bun.sleep(50);
+  }
+}
