@@ -178,6 +178,61 @@ export const MIGRATIONS: string[] = [
     value TEXT NOT NULL
   );
   `,
+  // 2: per-day counters per dimension, kept by triggers, so stats stay fast over many findings
+  `
+  CREATE TABLE finding_rollup (
+    day INTEGER NOT NULL,
+    dim TEXT NOT NULL,
+    key TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (dim, day, key)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER findings_rollup_insert AFTER INSERT ON findings BEGIN
+    INSERT INTO finding_rollup (day, dim, key, n) VALUES
+      (NEW.ts_ms / 86400000, 'all', '', 1),
+      (NEW.ts_ms / 86400000, 'severity', NEW.severity, 1),
+      (NEW.ts_ms / 86400000, 'detector', NEW.detector, 1),
+      (NEW.ts_ms / 86400000, 'action', NEW.action, 1),
+      (NEW.ts_ms / 86400000, 'provider', NEW.provider, 1),
+      (NEW.ts_ms / 86400000, 'client', COALESCE(NEW.client, ''), 1),
+      (NEW.ts_ms / 86400000, 'model', COALESCE(NEW.model, ''), 1),
+      (NEW.ts_ms / 86400000, 'type', NEW.finding_type, 1),
+      (NEW.ts_ms / 86400000, 'hour', CAST((NEW.ts_ms / 3600000) % 24 AS TEXT), 1),
+      (NEW.ts_ms / 86400000, 'account', COALESCE(NEW.account_id, ''), 1),
+      (NEW.ts_ms / 86400000, 'project', COALESCE(NEW.working_directory, ''), 1),
+      (NEW.ts_ms / 86400000, 'decoded', CASE WHEN NEW.decoded IS NULL THEN '' ELSE '1' END, 1)
+    ON CONFLICT (dim, day, key) DO UPDATE SET n = n + 1;
+  END;
+  CREATE TRIGGER findings_rollup_delete AFTER DELETE ON findings BEGIN
+    UPDATE finding_rollup SET n = n - 1
+      WHERE day = OLD.ts_ms / 86400000 AND (
+        (dim = 'all' AND key = '')
+        OR (dim = 'severity' AND key = OLD.severity)
+        OR (dim = 'detector' AND key = OLD.detector)
+        OR (dim = 'action' AND key = OLD.action)
+        OR (dim = 'provider' AND key = OLD.provider)
+        OR (dim = 'client' AND key = COALESCE(OLD.client, ''))
+        OR (dim = 'model' AND key = COALESCE(OLD.model, ''))
+        OR (dim = 'type' AND key = OLD.finding_type)
+        OR (dim = 'hour' AND key = CAST((OLD.ts_ms / 3600000) % 24 AS TEXT))
+        OR (dim = 'account' AND key = COALESCE(OLD.account_id, ''))
+        OR (dim = 'project' AND key = COALESCE(OLD.working_directory, ''))
+        OR (dim = 'decoded' AND key = CASE WHEN OLD.decoded IS NULL THEN '' ELSE '1' END)
+      );
+  END;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'all', '', COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'severity', severity, COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'detector', detector, COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'action', action, COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'provider', provider, COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'client', COALESCE(client, ''), COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'model', COALESCE(model, ''), COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'type', finding_type, COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'hour', CAST((ts_ms / 3600000) % 24 AS TEXT), COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'account', COALESCE(account_id, ''), COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'project', COALESCE(working_directory, ''), COUNT(*) FROM findings GROUP BY 1, 3;
+  INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'decoded', CASE WHEN decoded IS NULL THEN '' ELSE '1' END, COUNT(*) FROM findings GROUP BY 1, 3;
+  `,
 ];
 
 /** Bring the database to the newest schema. Returns the version it started from. */

@@ -156,65 +156,78 @@ export class FindingsRepo {
     return (this.db.query("SELECT COUNT(*) AS n FROM findings").get() as { n: number }).n;
   }
 
+  /** Sum of the `finding_rollup` counters of one dimension, per key (since `sinceDay` when given). */
+  #rollup(dim: string, sinceDay?: number): Row[] {
+    const where = sinceDay === undefined ? "" : "AND day >= ?";
+    const p: Params = sinceDay === undefined ? [dim] : [dim, sinceDay];
+    return this.db
+      .query(
+        `SELECT key, SUM(n) AS n FROM finding_rollup WHERE dim = ? ${where} GROUP BY key HAVING SUM(n) > 0`,
+      )
+      .all(...p) as Row[];
+  }
+
+  #rollupByDay(dim: string, sinceDay: number): Row[] {
+    return this.db
+      .query(
+        "SELECT day, key, SUM(n) AS n FROM finding_rollup WHERE dim = ? AND day >= ? GROUP BY day, key HAVING SUM(n) > 0",
+      )
+      .all(dim, sinceDay) as Row[];
+  }
+
+  #group(dim: string): Record<string, number> {
+    const out: Record<string, number> = {};
+    for (const r of this.#rollup(dim)) {
+      const k = r.key === "" ? "unknown" : String(r.key);
+      out[k] = (out[k] ?? 0) + (r.n as number);
+    }
+    return out;
+  }
+
+  /** `/api/v1/stats`: totals and breakdowns all-time, `daily_trend` over `days`. Reads the rollup counters. */
   stats(days: number, now = Date.now()) {
-    const q = (sql: string, ...p: Params) => this.db.query(sql).all(...p) as Row[];
-    const group = (col: string) => {
-      const out: Record<string, number> = {};
-      for (const r of q(`SELECT ${col} AS k, COUNT(*) AS n FROM findings GROUP BY ${col}`))
-        out[r.k === null || r.k === "" ? "unknown" : String(r.k)] =
-          (out[r.k === null || r.k === "" ? "unknown" : String(r.k)] ?? 0) + (r.n as number);
-      return out;
-    };
-    const total = this.count();
-    const today = (
-      this.db.query("SELECT COUNT(*) AS n FROM findings WHERE ts_ms >= ?").get(sinceDays(1, now)) as {
-        n: number;
-      }
-    ).n;
+    const today = Math.floor(now / DAY_MS);
+    const start = sinceDays(days, now) / DAY_MS;
+    const perDay = new Map<number, number>();
+    for (const r of this.#rollupByDay("all", start)) perDay.set(r.day as number, r.n as number);
+    const daily_trend: { date: string; count: number }[] = [];
+    for (let d = start; d <= today; d++)
+      daily_trend.push({ date: isoDate(d * DAY_MS), count: perDay.get(d) ?? 0 });
+    const total = this.#rollup("all")[0]?.n ?? 0;
     const last = this.db.query("SELECT ts FROM findings ORDER BY ts_ms DESC LIMIT 1").get() as {
       ts: string;
     } | null;
-    const start = sinceDays(days, now);
-    const perDay = new Map<number, number>();
-    for (const r of q(
-      "SELECT ts_ms / 86400000 AS d, COUNT(*) AS n FROM findings WHERE ts_ms >= ? GROUP BY d",
-      start,
-    ))
-      perDay.set(r.d as number, r.n as number);
-    const daily_trend: { date: string; count: number }[] = [];
-    for (let d = start / DAY_MS; d * DAY_MS <= now; d++)
-      daily_trend.push({ date: isoDate(d * DAY_MS), count: perDay.get(d) ?? 0 });
+    const types = this.#rollup("type")
+      .map((r) => ({ finding_type: String(r.key), count: r.n as number }))
+      .sort((a, b) => b.count - a.count || (a.finding_type < b.finding_type ? -1 : 1))
+      .slice(0, 10);
     return {
-      total_findings: total,
-      today_count: today,
+      total_findings: total as number,
+      today_count: perDay.get(today) ?? 0,
       last_finding_time: last?.ts ?? null,
-      by_client: group("client"),
-      by_severity: group("severity"),
-      by_detector: group("detector"),
-      by_action: group("action"),
-      by_provider: group("provider"),
-      by_model: group("model"),
-      top_finding_types: q(
-        "SELECT finding_type, COUNT(*) AS count FROM findings GROUP BY finding_type ORDER BY count DESC, finding_type LIMIT 10",
-      ),
+      by_client: this.#group("client"),
+      by_severity: this.#group("severity"),
+      by_detector: this.#group("detector"),
+      by_action: this.#group("action"),
+      by_provider: this.#group("provider"),
+      by_model: this.#group("model"),
+      top_finding_types: types,
       daily_trend,
     };
   }
 
+  /** `/api/v1/stats/advanced` over `days`. */
   advanced(days: number, now = Date.now()) {
-    const start = sinceDays(days, now);
-    const q = (sql: string, ...p: Params) => this.db.query(sql).all(...p) as Row[];
+    const today = Math.floor(now / DAY_MS);
+    const start = sinceDays(days, now) / DAY_MS;
     const trend = new Map<number, Record<string, number>>();
-    for (const r of q(
-      "SELECT ts_ms / 86400000 AS d, action, COUNT(*) AS n FROM findings WHERE ts_ms >= ? GROUP BY d, action",
-      start,
-    )) {
-      const t = trend.get(r.d as number) ?? {};
-      t[r.action as string] = r.n as number;
-      trend.set(r.d as number, t);
+    for (const r of this.#rollupByDay("action", start)) {
+      const t = trend.get(r.day as number) ?? {};
+      t[r.key as string] = r.n as number;
+      trend.set(r.day as number, t);
     }
     const action_trend: { date: string; block: number; redact: number; alert: number; log: number }[] = [];
-    for (let d = start / DAY_MS; d * DAY_MS <= now; d++) {
+    for (let d = start; d <= today; d++) {
       const t = trend.get(d) ?? {};
       action_trend.push({
         date: isoDate(d * DAY_MS),
@@ -224,39 +237,35 @@ export class FindingsRepo {
         log: t.log ?? 0,
       });
     }
-    const matrix = Array.from({ length: 7 }, (_, weekday) => ({ weekday, hours: new Array(24).fill(0) }));
-    for (const r of q(
-      "SELECT ts_ms / 3600000 AS h, COUNT(*) AS n FROM findings WHERE ts_ms >= ? GROUP BY h",
-      start,
-    )) {
-      const d = new Date((r.h as number) * 3_600_000);
-      matrix[d.getUTCDay()]!.hours[d.getUTCHours()] += r.n as number;
+    const matrix = Array.from({ length: 7 }, (_, weekday) => ({
+      weekday,
+      hours: new Array<number>(24).fill(0),
+    }));
+    for (const r of this.#rollupByDay("hour", start)) {
+      // 1970-01-01 was a Thursday (weekday 4, Sunday = 0).
+      const weekday = ((r.day as number) + 4) % 7;
+      matrix[weekday]!.hours[Number(r.key)]! += r.n as number;
     }
+    const top = (dim: string, field: string) =>
+      this.#rollup(dim, start)
+        .filter((r) => r.key !== "")
+        .map((r) => ({ [field]: String(r.key), count: r.n as number }))
+        .sort((a, b) => b.count - a.count || (String(a[field]) < String(b[field]) ? -1 : 1))
+        .slice(0, 10);
     return {
       action_trend,
       activity_matrix: matrix,
-      top_accounts: q(
-        "SELECT account_id, COUNT(*) AS count FROM findings WHERE account_id IS NOT NULL AND account_id != '' AND ts_ms >= ? GROUP BY account_id ORDER BY count DESC LIMIT 10",
-        start,
-      ),
-      top_projects: q(
-        "SELECT working_directory, COUNT(*) AS count FROM findings WHERE working_directory IS NOT NULL AND working_directory != '' AND ts_ms >= ? GROUP BY working_directory ORDER BY count DESC LIMIT 10",
-        start,
-      ),
+      top_accounts: top("account", "account_id"),
+      top_projects: top("project", "working_directory"),
     };
   }
 
   /** Counts per detector and of decoded findings (pipeline stage finding_count). */
   pipelineCounts(): { byDetector: Record<string, number>; decoded: number; total: number } {
-    const byDetector: Record<string, number> = {};
-    for (const r of this.db
-      .query("SELECT detector AS k, COUNT(*) AS n FROM findings GROUP BY detector")
-      .all() as Row[])
-      byDetector[r.k as string] = r.n as number;
-    const decoded = (
-      this.db.query("SELECT COUNT(*) AS n FROM findings WHERE decoded IS NOT NULL").get() as { n: number }
-    ).n;
-    return { byDetector, decoded, total: this.count() };
+    const byDetector = this.#group("detector");
+    const decoded = this.#group("decoded")["1"] ?? 0;
+    const total = (this.#rollup("all")[0]?.n as number | undefined) ?? 0;
+    return { byDetector, decoded, total };
   }
 
   /** Recent findings (newest first) for the allowlist test; the caller filters by pattern. */

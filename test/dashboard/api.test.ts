@@ -576,7 +576,10 @@ describe("rules", () => {
         pattern: "zz[0-9]{4}",
         action,
       });
-      expect(r.status).toBe(201);
+      expect({ status: r.status, body: r.status === 201 ? null : r.body }).toEqual({
+        status: 201,
+        body: null,
+      });
     }
     expectError(
       await env.json("POST", "/api/v1/rules", { name: "bad-pattern", pattern: "(unclosed" }),

@@ -79,6 +79,25 @@ describe("schema", () => {
     expect(again.store.getSetting("proxy.mode")).toBe("passthrough");
   });
 
+  test("upgrading from schema 1 backfills the stats counters", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sluice-store-"));
+    const db = new Database(join(dir, "sluice.db"));
+    db.run(MIGRATIONS[0]!);
+    db.run("PRAGMA user_version = 1");
+    const now = Date.now();
+    const iso = new Date(now).toISOString();
+    db.run(
+      `INSERT INTO findings (ts, ts_ms, last_seen, severity, detector, finding_type, action, content_hash)
+       VALUES ('${iso}', ${now}, '${iso}', 'high', 'pii', 'email', 'log', 'h1')`,
+    );
+    db.close();
+    const { store } = make({ dir });
+    const stats = store.findings.stats(1);
+    expect(stats.total_findings).toBe(1);
+    expect(stats.by_severity).toEqual({ high: 1 });
+    expect(stats.top_finding_types).toEqual([{ finding_type: "email", count: 1 }]);
+  });
+
   test("a database from a newer sluice is refused", () => {
     const dir = mkdtempSync(join(tmpdir(), "sluice-store-"));
     const db = new Database(join(dir, "sluice.db"));
@@ -322,6 +341,9 @@ describe("retention", () => {
     expect(store.prune(Date.now() + 8 * 86_400_000)).toBeGreaterThanOrEqual(3);
     expect(store.findings.count()).toBe(0);
     expect(store.audit.count()).toBe(0);
+    // The rollup counters behind /stats follow deletions.
+    expect(store.findings.stats(30).total_findings).toBe(0);
+    expect(store.findings.stats(30).by_severity).toEqual({});
   });
 });
 
