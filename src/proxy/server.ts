@@ -166,6 +166,11 @@ export class ProxyServer {
       return new Response(this.deps.metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
     }
     if (pathname === "/ws") return this.#wsRelay(req, server, url);
+    if (pathname === "/" && (req.method === "GET" || req.method === "HEAD"))
+      // Tools probe the base URL (Claude Code sends HEAD /): answer like a reachable API root.
+      return new Response(req.method === "HEAD" ? null : "sluice proxy: see /health and /metrics\n", {
+        headers: { "content-type": "text/plain; charset=utf-8" },
+      });
 
     const provider = detectProvider(pathname, req.headers);
     this.deps.metrics.countProvider(provider);
@@ -337,7 +342,6 @@ export class ProxyServer {
       json: undefined,
       sourceIp: server.requestIP(req)?.address ?? null,
     });
-    this.deps.metrics.countRequest("pass");
     return this.#openRelay(req, server, target.href, provider, session, requestId, (msg) =>
       providerError(provider, 502, msg, "bad_gateway"),
     );
@@ -450,11 +454,18 @@ export class ProxyServer {
     d.framesIn++;
     d.chain = d.chain.then(async () => {
       if (d.closed) return;
+      const started = performance.now();
+      const requestId = `${d.id}#${d.framesIn}`;
       const isText = typeof msg === "string";
       let out: string | Uint8Array = isText ? msg : new Uint8Array(msg);
-      if (this.deps.mode() === "active") {
-        const body = isText ? te.encode(msg) : (out as Uint8Array);
-        const verdict = await scanGuarded(
+      const body = isText ? te.encode(msg) : (out as Uint8Array);
+      const json = isText ? parseJson(body, "json") : undefined;
+      const model = (json as { model?: unknown } | undefined)?.model;
+      if (typeof model === "string" && model !== d.session.model) d.session = { ...d.session, model };
+      const mode = this.deps.mode();
+      let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
+      if (mode === "active") {
+        verdict = await scanGuarded(
           { hook: this.deps.hook(), bus: this.deps.bus, log: this.deps.log, metrics: this.deps.metrics },
           {
             provider: d.provider,
@@ -462,31 +473,51 @@ export class ProxyServer {
             path: d.path,
             headers: d.headers,
             body,
-            json: isText ? parseJson(body, "json") : undefined,
+            json,
             session: d.session,
             transport: "websocket",
           },
-          d.id,
+          requestId,
         );
         d.findings += verdict.findings.length;
-        if (verdict.action === "block") {
-          d.closed = true;
-          d.closeCode = WS_POLICY_CLOSE;
-          const reason = blockMessage(verdict.findings).slice(0, 120);
-          this.deps.log.warn(`blocked a WebSocket frame; closing ${d.id}`, {
-            session_id: d.session.session_id,
-          });
-          try {
-            d.upstream.close(1000, "client frame blocked by sluice");
-          } catch {
-            /* gone */
-          }
-          ws.close(WS_POLICY_CLOSE, reason);
-          return;
-        }
-        if (verdict.action === "redact" && verdict.body)
-          out = isText ? new TextDecoder().decode(verdict.body) : verdict.body;
       }
+      // Every client frame is one request of the audit trail (a Codex turn).
+      this.deps.metrics.countRequest(verdict.action);
+      this.deps.bus.emit("request", {
+        request_id: requestId,
+        ts: new Date().toISOString(),
+        provider: d.provider,
+        client: d.session.client,
+        model: d.session.model,
+        method: "WS",
+        path: d.path,
+        action: verdict.action,
+        finding_count: verdict.findings.length,
+        bytes: body.byteLength,
+        duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        upstream_status: null,
+        session_id: d.session.session_id,
+        account_id: d.session.account_id,
+        mode,
+        error: null,
+      });
+      if (verdict.action === "block") {
+        d.closed = true;
+        d.closeCode = WS_POLICY_CLOSE;
+        const reason = blockMessage(verdict.findings).slice(0, 120);
+        this.deps.log.warn(`blocked a WebSocket frame; closing ${d.id}`, {
+          session_id: d.session.session_id,
+        });
+        try {
+          d.upstream.close(1000, "client frame blocked by sluice");
+        } catch {
+          /* gone */
+        }
+        ws.close(WS_POLICY_CLOSE, reason);
+        return;
+      }
+      if (verdict.action === "redact" && verdict.body)
+        out = isText ? new TextDecoder().decode(verdict.body) : verdict.body;
       if (d.upstream.readyState === WebSocket.OPEN) d.upstream.send(out as string | BufferSource);
     });
   }

@@ -134,13 +134,13 @@ export function sessionContext(input: SessionInput): SessionContext {
     session = `fp:${createHash("sha256").update(basis.join("\n")).digest("hex").slice(0, 16)}`;
   }
   const account =
-    meta?.account_uuid ?? headers.get("chatgpt-account-id") ?? headers.get("openai-organization") ?? null;
+    meta?.account_uuid || headers.get("chatgpt-account-id") || headers.get("openai-organization") || null;
   return {
     session_id: session.slice(0, 200),
     client: client.id,
     client_name: client.name,
     account_id: account,
-    device_id: meta?.device_id ?? null,
+    device_id: meta?.device_id || null,
     source_ip: input.sourceIp,
     working_directory: null,
     git_branch: null,

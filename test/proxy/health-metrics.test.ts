@@ -14,6 +14,8 @@ test("/health returns the health record", async () => {
   expect(typeof h.version).toBe("string");
   expect(typeof h.uptime).toBe("number");
   expect(h.requests).toBe(0);
+  // Tools probe the base URL (Claude Code sends HEAD /).
+  expect((await fetch(`${s.proxyUrl}/`, { method: "HEAD" })).status).toBe(200);
 });
 
 test("/metrics: content type, HELP/TYPE lines, every metric and label", async () => {

@@ -4,7 +4,7 @@
  * only after the upstream's 101; `/ws?url=` accepts only ws:// and wss:// targets.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { WsConnectionEvent } from "../../src/core/bus.ts";
+import type { RequestEvent, WsConnectionEvent } from "../../src/core/bus.ts";
 import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
 import { startSluice } from "../helpers/sluice.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
@@ -53,6 +53,8 @@ test("Codex WebSocket: relayed to upstream wss://, frames unchanged both ways, e
   });
   const events: WsConnectionEvent[] = [];
   s.runtime.bus.on("ws-connection", (e) => events.push(e));
+  const requests: RequestEvent[] = [];
+  s.runtime.bus.on("request", (e) => requests.push(e));
   const ws = await open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
     authorization: "Bearer sk-test",
     "session-id": "codex-sess",
@@ -96,6 +98,18 @@ test("Codex WebSocket: relayed to upstream wss://, frames unchanged both ways, e
   echo.close();
   await closed(echo);
   expect(events.filter((e) => e.phase === "open").length).toBe(2);
+  // Each client frame is one request of the audit trail, with the model from the frame.
+  expect(requests[0]).toMatchObject({
+    method: "WS",
+    path: "/v1/responses",
+    provider: "openai",
+    action: "pass",
+    model: "gpt-5-codex",
+    session_id: "codex-sess",
+    client: "codex",
+    bytes: new TextEncoder().encode(frame).byteLength,
+  });
+  expect(requests).toHaveLength(2);
 });
 
 test("a blocked frame closes the connection with 1008 and never reaches upstream", async () => {
