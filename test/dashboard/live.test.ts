@@ -1,0 +1,155 @@
+/** `/api/v1/live`: every NAMES.md event with {type, ts}, heartbeats, and rows other processes wrote. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { type Env, finding, makeEnv, session } from "./_env.ts";
+
+let env: Env;
+beforeAll(async () => {
+  env = await makeEnv({ heartbeatMs: 30, pollMs: 20 });
+});
+afterAll(() => env.close());
+
+type Ev = { event: string; data: Record<string, unknown> };
+
+async function open() {
+  const res = await env.api("GET", "/api/v1/live");
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = "";
+  const events: Ev[] = [];
+  return {
+    events,
+    /** Read until an event matches. */
+    async until(pred: (e: Ev) => boolean): Promise<Ev> {
+      for (;;) {
+        const hit = events.find(pred);
+        if (hit) return hit;
+        const { value, done } = await reader.read();
+        if (done) throw new Error("stream ended");
+        buf += dec.decode(value, { stream: true });
+        let i: number;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev = /^event: (.+)$/m.exec(block)?.[1];
+          const data = /^data: (.+)$/m.exec(block)?.[1];
+          if (ev && data) events.push({ event: ev, data: JSON.parse(data) });
+        }
+      }
+    },
+    close: () => reader.cancel(),
+  };
+}
+
+test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep coming", async () => {
+  const live = await open();
+  await live.until((e) => e.event === "heartbeat");
+  const bus = env.rt.bus;
+  const secret = "AKIAQ7XK2M4PZL9RTW3B";
+  bus.emit("finding", {
+    finding: finding({ preview: "AKIA****TW3B", description: "aws key" }),
+    session: session(),
+    provider: "anthropic",
+    request_id: "req-9",
+    transport: "http",
+  });
+  bus.emit("request", {
+    request_id: "req-9",
+    ts: new Date().toISOString(),
+    provider: "gemini",
+    client: "x",
+    model: null,
+    method: "POST",
+    path: `/v1beta/models/m:generateContent?key=${secret}`,
+    action: "pass",
+    finding_count: 0,
+    bytes: 1,
+    duration_ms: 1,
+    upstream_status: 200,
+    session_id: "s",
+    account_id: null,
+    mode: "active",
+    error: null,
+  });
+  bus.emit("mode-changed", { mode: "passthrough", previous: "active" });
+  bus.emit("config-reloaded", { changes: ["proxy.timeout: 120 -> 60"], source: "api" });
+  bus.emit("ws-connection", {
+    connection_id: "c1",
+    phase: "open",
+    target_url: "wss://x",
+    origin: null,
+    provider: "openai",
+    session_id: "s",
+    duration_ms: 0,
+    frames_in: 0,
+    frames_out: 0,
+    findings: 0,
+    close_code: null,
+  });
+  bus.emit("mcp-event", { kind: "drift", server: "srv", message: "tool changed", severity: "high" });
+  for (const name of [
+    "finding",
+    "request",
+    "mode-changed",
+    "config-reloaded",
+    "ws-connection",
+    "mcp-event",
+  ]) {
+    const e = await live.until((x) => x.event === name);
+    expect(e.data.type).toBe(name);
+    expect(String(e.data.ts)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  }
+  expect((await live.until((e) => e.event === "finding")).data).toMatchObject({
+    preview: "AKIA****TW3B",
+    session_id: "sess-1",
+    provider: "anthropic",
+  });
+  expect(JSON.stringify(live.events)).not.toContain(secret);
+  const beats = live.events.filter((e) => e.event === "heartbeat").length;
+  await live.until(
+    (e) => e.event === "heartbeat" && live.events.filter((x) => x.event === "heartbeat").length > beats,
+  );
+  expect(env.hub.size).toBe(1);
+  await live.close();
+  // The hub forgets a client that went away.
+  await new Promise<void>((r) => {
+    const check = () => (env.hub.size === 0 ? r() : setTimeout(check, 5));
+    check();
+  });
+});
+
+test("findings and MCP events written by another process (sluice mcp) reach the stream", async () => {
+  const live = await open();
+  await live.until((e) => e.event === "heartbeat");
+  const root = join(import.meta.dir, "../..");
+  const child = Bun.spawn(
+    [
+      process.execPath,
+      "-e",
+      `import { openStore } from ${JSON.stringify(join(root, "src/store/index.ts"))};
+       import { Bus } from ${JSON.stringify(join(root, "src/core/bus.ts"))};
+       import { Logger } from ${JSON.stringify(join(root, "src/core/log.ts"))};
+       import { finding, session } from ${JSON.stringify(join(root, "test/dashboard/_env.ts"))};
+       const bus = new Bus(); const s = openStore({ configDir: ${JSON.stringify(env.dir)}, bus, log: new Logger({ stderr: false }) });
+       bus.emit("finding", { finding: finding({ finding_type: "tool_poisoning", detector: "injection" }), session: session({ session_id: "mcp:srv" }), provider: "unknown", request_id: "7", transport: "mcp" });
+       bus.emit("mcp-event", { kind: "tool_drift", server: "srv", message: "read_file changed", severity: "high", tool: "read_file" });
+       await s.close();`,
+    ],
+    { stdout: "inherit", stderr: "inherit" },
+  );
+  expect(await child.exited).toBe(0);
+  const f = await live.until((e) => e.event === "finding" && e.data.finding_type === "tool_poisoning");
+  expect(f.data).toMatchObject({ type: "finding", transport: "mcp", session_id: "mcp:srv" });
+  const m = await live.until((e) => e.event === "mcp-event" && e.data.kind === "tool_drift");
+  expect(m.data).toMatchObject({ type: "mcp-event", server: "srv", tool: "read_file", severity: "high" });
+  await live.close();
+  // And they are in the lists.
+  expect((await env.json("GET", "/api/v1/findings?finding_type=tool_poisoning")).body.total).toBe(1);
+  expect(
+    (await env.json("GET", "/api/v1/mcp/events")).body.events.some(
+      (e: { kind: string }) => e.kind === "tool_drift",
+    ),
+  ).toBe(true);
+});
