@@ -6,6 +6,7 @@
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
 import { forwardText, isInitialize, oneLine, requestIds, transportError } from "./http-common.ts";
+import { idKey } from "./jsonrpc.ts";
 import { SseParser } from "./sse.ts";
 import { lineText, pumpLines, StdoutWriter } from "./stdio.ts";
 
@@ -18,12 +19,17 @@ export interface HttpBridgeOptions {
   input?: ReadableStream<Uint8Array>;
 }
 
+/** How long answers still in flight may take once the client closed its input. */
+const EOF_GRACE_MS = 5000;
+
 export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
   const { upstream, session, log } = opts;
   const out = new StdoutWriter();
   let sessionId: string | null = null;
   let getStream: AbortController | null = null;
   const inflight = new Set<Promise<void>>();
+  /** Aborts the POST carrying a request, by request id (for notifications/cancelled). */
+  const aborts = new Map<string, AbortController>();
 
   const headers = (accept: string): Headers => {
     const h = new Headers(opts.headers);
@@ -79,8 +85,11 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
   const post = async (body: string) => {
     const ids = requestIds(body);
     const isInit = !sessionId && isInitialize(body);
+    const ac = new AbortController();
+    for (const id of ids) aborts.set(idKey(id), ac);
     try {
       const res = await fetch(upstream, {
+        signal: ac.signal,
         method: "POST",
         headers: (() => {
           const h = headers("application/json, text/event-stream");
@@ -122,6 +131,7 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
       }
       if (isInit && res.ok) void openGetStream();
     } catch (err) {
+      if (ac.signal.aborted) return; // cancelled by the client, or shutting down
       log.warn(`cannot reach MCP server: ${(err as Error).message}`, { upstream: upstream.href });
       for (const id of ids) {
         session.tracker.settle(id);
@@ -129,6 +139,24 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
           `${transportError(id, `sluice could not reach the MCP server: ${(err as Error).message}`)}\n`,
         );
       }
+    } finally {
+      for (const id of ids) if (aborts.get(idKey(id)) === ac) aborts.delete(idKey(id));
+    }
+  };
+
+  /** The client cancelled a request: stop waiting for its answer (the server gets the notification). */
+  const onCancelled = (text: string) => {
+    if (!text.includes("notifications/cancelled")) return;
+    try {
+      const m = JSON.parse(text) as { method?: string; params?: { requestId?: string | number } };
+      const id = m.params?.requestId;
+      if (m.method === "notifications/cancelled" && id !== undefined) {
+        const ac = aborts.get(idKey(id));
+        // Let the notification go out first, then drop the now-pointless stream.
+        if (ac) setTimeout(() => ac.abort(), 100);
+      }
+    } catch {
+      /* not JSON */
     }
   };
 
@@ -138,6 +166,7 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     for (const r of o.replies) out.write(`${r}\n`);
     const fwd = forwardText(o, text);
     if (fwd === null) return;
+    onCancelled(fwd);
     // The initialize exchange must finish before anything else is sent (it creates the session).
     const p = post(fwd);
     if (!sessionId && isInitialize(fwd)) await p;
@@ -146,7 +175,14 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
       void p.finally(() => inflight.delete(p));
     }
   });
-  await Promise.allSettled([...inflight]);
+  // The client closed its input: give answers still on their way a moment, then stop.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([
+    Promise.allSettled([...inflight]),
+    new Promise((resolve) => (timer = setTimeout(resolve, EOF_GRACE_MS))),
+  ]);
+  clearTimeout(timer);
+  for (const ac of aborts.values()) ac.abort();
   (getStream as AbortController | null)?.abort();
   if (sessionId) {
     await fetch(upstream, { method: "DELETE", headers: headers("application/json") }).catch(() => {});

@@ -1,0 +1,236 @@
+/**
+ * The three network modes end to end with the official SDK on both sides:
+ * HTTP bridge (stdio client → sluice → Streamable HTTP server, SSE and JSON answers),
+ * HTTP reverse proxy (StreamableHTTPClientTransport → sluice --listen → server),
+ * WebSocket bridge (stdio client → sluice → WebSocket server).
+ */
+import { describe, expect, test } from "bun:test";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
+import { CLI, REPO, StderrLog, sdkOverSluice, tempHome, testEnv } from "./helpers.ts";
+
+/** The same conversation in every mode; asserts what the client saw. */
+async function exercise(client: Client, opts: { streaming?: boolean } = {}) {
+  const tools = await client.listTools();
+  expect(tools.tools.map((t) => t.name).sort()).toEqual(["add", "echo", "steps", "wait"]);
+  const echo = await client.callTool({ name: "echo", arguments: { message: "over the wire ✓" } });
+  expect((echo.content as { text: string }[])[0]!.text).toBe("over the wire ✓");
+
+  // Server → client notifications: log messages travel on the GET stream (HTTP) and may trail the
+  // response, so wait for them rather than expecting them before it.
+  const logs: string[] = [];
+  const allLogs = Promise.withResolvers<void>();
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+    logs.push(String(n.params.data));
+    if (logs.length === 3) allLogs.resolve();
+  });
+  await client.setLoggingLevel("debug");
+  const progress: number[] = [];
+  const steps = await client.callTool({ name: "steps", arguments: { n: 3 } }, CallToolResultSchema, {
+    onprogress: (p) => progress.push(p.progress),
+  });
+  expect((steps.content as { text: string }[])[0]!.text).toBe("done 3");
+  if (opts.streaming !== false) {
+    // A JSON-answering server cannot stream progress; with SSE (and WebSocket) it arrives in order.
+    expect(progress).toEqual([1, 2, 3]);
+    await allLogs.promise;
+    expect(logs).toEqual(["step 1", "step 2", "step 3"]);
+  }
+
+  const res = await client.listResources();
+  expect(res.resources.map((r) => r.uri)).toEqual(["mem://readme"]);
+  const read = await client.readResource({ uri: "mem://readme" });
+  expect((read.contents[0] as { text: string }).text).toBe("hello from a resource");
+  const prompt = await client.getPrompt({ name: "greet", arguments: { who: "Ada" } });
+  expect(JSON.stringify(prompt.messages)).toContain("Say hi to Ada");
+
+  // Cancellation: the request is aborted, notifications/cancelled reaches the server.
+  const ac = new AbortController();
+  const waiting = client.callTool({ name: "wait", arguments: {} }, CallToolResultSchema, {
+    signal: ac.signal,
+  });
+  setTimeout(() => ac.abort("stop"), 50);
+  await expect(waiting).rejects.toThrow();
+  await client.ping();
+}
+
+describe("HTTP bridge (--upstream http://)", () => {
+  for (const json of [false, true]) {
+    test(`SDK client ↔ Streamable HTTP server answering with ${json ? "JSON" : "SSE"}`, async () => {
+      await using up = startHttpMcpServer({ json });
+      await using s = await sdkOverSluice(["--upstream", up.url]);
+      await exercise(s.client, { streaming: !json });
+      // The poisoned tool was reported, naming tool, field and category.
+      const p = s.log.events("tool-poisoning");
+      expect(p.map((e) => `${e.tool}:${e.field}:${e.category}`)).toEqual(
+        expect.arrayContaining(["add:description:instruction_tags", "add:description:file_exfiltration"]),
+      );
+      // The session header was kept on every request after initialize.
+      const sids = new Set(up.requests.slice(1).map((r) => r.sessionId));
+      expect(sids.size).toBe(1);
+      expect([...sids][0]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(up.received.some((b) => b.includes("notifications/cancelled"))).toBe(true);
+      await s.close();
+      // Closing stdin ends the session with DELETE.
+      expect(up.requests.at(-1)).toMatchObject({ method: "DELETE" });
+    }, 20_000);
+  }
+
+  test("session binding blocks an unlisted tool before it reaches the server; --action block withholds poisoned tools", async () => {
+    await using up = startHttpMcpServer();
+    await using s = await sdkOverSluice(["--session-binding", "--action", "block", "--upstream", up.url]);
+    const tools = await s.client.listTools();
+    expect(tools.tools.map((t) => t.name)).not.toContain("add");
+    const blocked = await s.client
+      .callTool({ name: "add", arguments: { a: 1, b: 2 } })
+      .catch((e: Error) => e);
+    expect(String((blocked as Error).message)).toContain("poisoned");
+    const unknown = await s.client.callTool({ name: "shadow_tool", arguments: {} }).catch((e: Error) => e);
+    expect(String((unknown as Error).message)).toContain("session binding");
+    expect(up.received.some((b) => b.includes('"add"') && b.includes("tools/call"))).toBe(false);
+    expect(up.received.some((b) => b.includes("shadow_tool"))).toBe(false);
+  });
+
+  test("an unreachable server answers each request with a JSON-RPC error instead of hanging", async () => {
+    const home = tempHome();
+    const p = Bun.spawn(["bun", CLI, "mcp", "--upstream", "http://127.0.0.1:9/mcp"], {
+      stdin: "pipe",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: testEnv(home),
+    });
+    p.stdin.write(
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } })}\n`,
+    );
+    p.stdin.end();
+    const out = await new Response(p.stdout).text();
+    expect(await p.exited).toBe(0);
+    expect(JSON.parse(out.trim())).toMatchObject({ id: 1, error: { code: -32000 } });
+  });
+});
+
+async function startReverse(upstream: string, extra: string[] = []) {
+  const home = tempHome();
+  const proc = Bun.spawn(
+    [
+      "bun",
+      CLI,
+      "mcp",
+      "--format",
+      "json",
+      "--log-level",
+      "info",
+      ...extra,
+      "--listen",
+      "127.0.0.1:0",
+      "--upstream",
+      upstream,
+    ],
+    {
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+      env: testEnv(home),
+      cwd: REPO,
+    },
+  );
+  const log = new StderrLog();
+  const dec = new TextDecoder();
+  const url = new Promise<string>((resolve) => {
+    void (async () => {
+      for await (const c of proc.stderr) {
+        log.feed(dec.decode(c, { stream: true }));
+        const m = /listening on (http:\/\/\S+)/.exec(log.text);
+        if (m) resolve(m[1]!);
+      }
+    })();
+  });
+  const base = await url;
+  return {
+    base,
+    log,
+    proc,
+    async [Symbol.asyncDispose]() {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    },
+  };
+}
+
+describe("HTTP reverse proxy (--listen)", () => {
+  test("SDK StreamableHTTPClientTransport ↔ sluice ↔ server; session id passes both ways", async () => {
+    await using up = startHttpMcpServer();
+    await using rp = await startReverse(up.url);
+    expect(rp.base).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    const transport = new StreamableHTTPClientTransport(new URL(`${rp.base}/mcp`));
+    const client = new Client({ name: "reverse-test", version: "1" });
+    await client.connect(transport);
+    expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    await exercise(client);
+    expect(new Set(up.requests.slice(1).map((r) => r.sessionId))).toEqual(new Set([transport.sessionId!]));
+    await rp.log.waitFor((l) => l.kind === "tool-poisoning" && l.tool === "add");
+    const sid = transport.sessionId;
+    await transport.terminateSession();
+    await client.close();
+    expect(up.requests.at(-1)).toMatchObject({ method: "DELETE", sessionId: sid });
+  }, 20_000);
+
+  test("blocked calls get a JSON-RPC error over HTTP and never reach the server", async () => {
+    await using up = startHttpMcpServer({ json: true });
+    await using rp = await startReverse(up.url, ["--action", "block"]);
+    const client = new Client({ name: "reverse-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${rp.base}/mcp`)));
+    expect((await client.listTools()).tools.map((t) => t.name)).not.toContain("add");
+    const r = await client.callTool({ name: "add", arguments: { a: 1, b: 2 } }).catch((e: Error) => e);
+    expect(String((r as Error).message)).toContain("poisoned");
+    expect(up.received.some((b) => b.includes("tools/call") && b.includes('"add"'))).toBe(false);
+    await client.close();
+  });
+
+  test("a non-loopback Host header is refused (DNS rebinding)", async () => {
+    await using up = startHttpMcpServer();
+    await using rp = await startReverse(up.url);
+    const res = await fetch(`${rp.base}/mcp`, {
+      method: "POST",
+      headers: { host: "evil.example", "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(res.status).toBe(403);
+    expect(up.received).toEqual([]);
+  });
+
+  test("--listen on a non-loopback address is refused", async () => {
+    const p = Bun.spawn(
+      ["bun", CLI, "mcp", "--listen", "0.0.0.0:0", "--upstream", "http://127.0.0.1:1/mcp"],
+      {
+        stdout: "pipe",
+        stderr: "pipe",
+        env: testEnv(tempHome()),
+      },
+    );
+    expect(await p.exited).toBe(2);
+    expect(await new Response(p.stderr).text()).toContain("loopback only");
+  });
+});
+
+describe("WebSocket bridge (--upstream ws://)", () => {
+  test("SDK stdio client ↔ sluice ↔ WebSocket MCP server", async () => {
+    await using up = startWsMcpServer();
+    await using s = await sdkOverSluice(["--upstream", up.url]);
+    await exercise(s.client);
+    await s.log.waitFor((l) => l.kind === "tool-poisoning" && l.tool === "add");
+    // Unchanged messages travel as the client sent them.
+    expect(up.received.some((f) => f.includes('"method":"tools/list"'))).toBe(true);
+  }, 20_000);
+
+  test("blocked call never reaches the WebSocket server", async () => {
+    await using up = startWsMcpServer();
+    await using s = await sdkOverSluice(["--session-binding", "--upstream", up.url]);
+    await s.client.listTools();
+    const r = await s.client.callTool({ name: "not_listed", arguments: {} }).catch((e: Error) => e);
+    expect(String((r as Error).message)).toContain("session binding");
+    expect(up.received.some((f) => f.includes("not_listed"))).toBe(false);
+  });
+});
