@@ -97,6 +97,27 @@ describe("findings", () => {
   );
 
   test(
+    "sorting by a column header orders the findings both ways",
+    async () => {
+      const { page, problems } = await open("findings?limit=25");
+      await page.locator("#findings-table tbody tr").first().waitFor();
+      await page.getByRole("button", { name: "Type", exact: true }).click();
+      await page.waitForURL(/sort=finding_type/);
+      await page.locator('th[aria-sort="ascending"]', { hasText: "Type" }).waitFor();
+      const types = await page.locator("#findings-table tbody tr td:nth-child(3)").allTextContents();
+      expect(types.length).toBeGreaterThan(1);
+      expect(types).toEqual([...types].sort());
+      await page.getByRole("button", { name: "Type ▲", exact: true }).click();
+      await page.locator('th[aria-sort="descending"]', { hasText: "Type" }).waitFor();
+      const desc = await page.locator("#findings-table tbody tr td:nth-child(3)").allTextContents();
+      expect(desc).toEqual([...types].sort().reverse());
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
     "one click allowlists a finding's value pattern; another disables its rule",
     async () => {
       const { findings } = await apiGet<{ findings: Array<{ id: number; rule: string; preview: string }> }>(

@@ -24,6 +24,8 @@ const FILTERS = [
 ] as const;
 type FilterKey = (typeof FILTERS)[number];
 const PAGE_SIZES = [25, 50, 100, 200];
+/** How many findings a non-default sort covers (the API's largest page). */
+const SORT_WINDOW = 500;
 
 type SortKey = "ts" | "severity" | "finding_type" | "rule" | "action" | "provider" | "client" | "seen_count";
 const SEV_RANK: Record<string, number> = { critical: 4, high: 3, warning: 2, info: 1 };
@@ -59,6 +61,7 @@ export async function findingsPage(ctx: PageCtx) {
     "Export JSON",
   );
   const totalLabel = h("span", { class: "muted", id: "findings-total" });
+  const sortNote = h("span", { class: "muted", id: "sort-note" });
 
   const query = () => {
     const q: Record<string, string | number> = {};
@@ -78,10 +81,18 @@ export async function findingsPage(ctx: PageCtx) {
     exportJson.href = downloadUrl("/findings/export", { ...query(), format: "json" });
   };
 
+  /** Newest-first is the server's order; any other sort fetches the newest SORT_WINDOW and pages here. */
+  const clientSorted = () => !(sort === "ts" && dir === "desc");
   const load = async () => {
     syncUrl();
     try {
-      const res = await get<List & { findings: Finding[] }>("/findings", { ...query(), limit, offset });
+      const res = clientSorted()
+        ? await get<List & { findings: Finding[] }>("/findings", {
+            ...query(),
+            limit: SORT_WINDOW,
+            offset: 0,
+          })
+        : await get<List & { findings: Finding[] }>("/findings", { ...query(), limit, offset });
       if (ctx.left()) return;
       rows = res.findings;
       total = res.total;
@@ -200,8 +211,8 @@ export async function findingsPage(ctx: PageCtx) {
               sort = key;
               dir = key === "ts" || key === "severity" || key === "seen_count" ? "desc" : "asc";
             }
-            syncUrl();
-            renderTable();
+            offset = 0;
+            void load();
           },
         },
         label,
@@ -211,6 +222,10 @@ export async function findingsPage(ctx: PageCtx) {
 
   const renderTable = () => {
     totalLabel.textContent = `${num(total)} findings`;
+    sortNote.textContent =
+      clientSorted() && total > SORT_WINDOW
+        ? `Sorted within the ${SORT_WINDOW} newest matching findings.`
+        : "";
     if (rows.length === 0) {
       const filtered = Object.values(filter).some(Boolean);
       mount(
@@ -232,11 +247,7 @@ export async function findingsPage(ctx: PageCtx) {
           h(
             "table",
             { id: "findings-table" },
-            h(
-              "caption",
-              { class: "sr-only" },
-              "Findings. Sorting applies to the rows of the current page; the server returns newest first.",
-            ),
+            h("caption", { class: "sr-only" }, "Findings. Activate a column header to sort by it."),
             h(
               "thead",
               null,
@@ -257,7 +268,7 @@ export async function findingsPage(ctx: PageCtx) {
             h(
               "tbody",
               null,
-              sorted().map((f) =>
+              (clientSorted() ? sorted().slice(offset, offset + limit) : rows).map((f) =>
                 h(
                   "tr",
                   {
@@ -502,6 +513,7 @@ export async function findingsPage(ctx: PageCtx) {
       { class: "page-head" },
       h("h1", null, "Findings"),
       totalLabel,
+      sortNote,
       h("span", { class: "spacer" }),
       exportCsv,
       exportJson,
