@@ -1,7 +1,7 @@
 /** Run `bun src/cli.ts <args>` as a user would, in a directory of the test's choosing. */
 import { join } from "node:path";
 
-export const CLI = join(import.meta.dir, "..", "..", "src", "cli.ts");
+export const CLI = process.env.SLUICE_TEST_CLI ?? join(import.meta.dir, "..", "..", "src", "cli.ts");
 
 export interface CliResult {
   code: number;
