@@ -397,16 +397,26 @@ export function openStore(opts: StoreOptions): Store {
   };
 
   /** Write up to one batch; on a busy database keep it queued and retry later. */
+  /**
+   * Write one batch. It shares the event loop with the proxy, so a batch stops after ~8 ms of work
+   * (or 2,000 items) and the rest waits for the next tick. A busy database keeps everything queued.
+   */
   const drain = (): void => {
     writeAuditFile();
     if (queue.length === 0) return;
-    const batch = queue.slice(0, 2000);
+    const budgetEnd = performance.now() + 8;
+    let done = 0;
     try {
       db.transaction(() => {
-        for (const item of batch) writeItem(item);
+        done = 0;
+        for (const item of queue) {
+          writeItem(item);
+          done++;
+          if (done >= 2000 || performance.now() > budgetEnd) break;
+        }
       })();
-      queue.splice(0, batch.length);
-      stats.written += batch.length;
+      queue.splice(0, done);
+      stats.written += done;
       backoff = 0;
     } catch (e) {
       if (isBusy(e)) {
@@ -415,15 +425,15 @@ export function openStore(opts: StoreOptions): Store {
         schedule(backoff);
         return;
       }
-      // A bad item must not wedge the queue: write one by one, skipping failures.
-      queue.splice(0, batch.length);
-      for (const item of batch) {
+      // A bad item must not wedge the queue: write the batch one by one, skipping failures.
+      const batch = queue.splice(0, done + 1);
+      for (let i = 0; i < batch.length; i++) {
         try {
-          writeItem(item);
+          writeItem(batch[i]!);
           stats.written++;
         } catch (err) {
           if (isBusy(err)) {
-            queue.unshift(item);
+            queue.unshift(...batch.slice(i));
             break;
           }
           stats.errors++;

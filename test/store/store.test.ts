@@ -284,6 +284,64 @@ describe("queue", () => {
   });
 });
 
+describe("writer", () => {
+  test("a bad event is skipped and counted; the good ones around it are written", async () => {
+    const { store, bus } = make();
+    bus.emit("finding", {
+      finding: finding(),
+      session: session(),
+      provider: "anthropic",
+      request_id: "a",
+      transport: "http",
+    });
+    const bad = finding();
+    (bad as { content_hash: unknown }).content_hash = null;
+    bus.emit("finding", {
+      finding: bad,
+      session: session(),
+      provider: "anthropic",
+      request_id: "b",
+      transport: "http",
+    });
+    bus.emit("finding", {
+      finding: finding(),
+      session: session(),
+      provider: "anthropic",
+      request_id: "c",
+      transport: "http",
+    });
+    await store.flush();
+    expect(store.findings.count()).toBe(2);
+    expect(store.queueStats()).toMatchObject({ errors: 1, queued: 0 });
+  });
+
+  test("writing a large backlog never holds the event loop for long", async () => {
+    const { store, bus } = make({ maxQueue: 50_000 });
+    for (let i = 0; i < 20_000; i++)
+      bus.emit("finding", {
+        finding: finding(),
+        session: session({ session_id: `s${i % 100}` }),
+        provider: "anthropic",
+        request_id: "r",
+        transport: "http",
+      });
+    let last = performance.now();
+    let worst = 0;
+    await new Promise<void>((resolve) => {
+      const tick = () => {
+        const now = performance.now();
+        worst = Math.max(worst, now - last);
+        last = now;
+        if (store.queueStats().queued === 0) resolve();
+        else setTimeout(tick, 1);
+      };
+      tick();
+    });
+    expect(store.findings.count()).toBe(20_000);
+    expect(worst).toBeLessThan(60);
+  });
+});
+
 describe("rules", () => {
   test("community rules import once; YAML custom_rules reconcile; hit counts flush", async () => {
     const { store, bus } = make();
