@@ -239,6 +239,50 @@ describe("allowlists, audit and keyboard", () => {
   );
 
   test(
+    "pipeline settings: default action, a detector's action and a decoder are saved and applied",
+    async () => {
+      const { page, problems } = await open("pipeline");
+      await page.locator("#stages-table").waitFor();
+      await page.selectOption("#default-action", "alert");
+      await page.getByLabel("pii action", { exact: true }).selectOption("block");
+      await page.uncheck("#enc-hex");
+      await page.click("#pipeline-save");
+      await page.locator(".toast", { hasText: "Pipeline settings saved" }).waitFor();
+      type Pipe = {
+        default_action: string;
+        stages: Array<{
+          name: string;
+          sub_detectors?: Array<{ name: string; action: string }>;
+          encoding_settings?: { hex: boolean };
+        }>;
+      };
+      const p = await apiGet<Pipe>("/pipeline");
+      expect(p.default_action).toBe("alert");
+      const dlp = p.stages.find((x) => x.sub_detectors)!;
+      expect(dlp.sub_detectors!.find((d) => d.name === "pii")!.action).toBe("block");
+      expect(p.stages.find((x) => x.encoding_settings)!.encoding_settings!.hex).toBe(false);
+      // The sanitized config on the same page reflects it after a reload.
+      await page.reload();
+      await page.locator("#config-json").waitFor();
+      expect(await page.locator("#default-action").inputValue()).toBe("alert");
+      expect(await page.isChecked("#enc-hex")).toBe(false);
+      // Put things back.
+      await page.selectOption("#default-action", "log");
+      await page.getByLabel("pii action", { exact: true }).selectOption("default");
+      await page.check("#enc-hex");
+      const saved = page.waitForResponse(
+        (r) => r.url().endsWith("/api/v1/pipeline") && r.request().method() === "PUT",
+      );
+      await page.click("#pipeline-save");
+      expect((await saved).status()).toBe(200);
+      expect((await apiGet<{ default_action: string }>("/pipeline")).default_action).toBe("log");
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
     "keyboard only: skip link, navigation and opening a finding",
     async () => {
       const { page, problems } = await open("");
