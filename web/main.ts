@@ -141,8 +141,10 @@ onStatus((st) => {
     );
   } else banner.replaceChildren();
 });
+let wasLive = false;
 onLiveState((up) => {
-  livePill.textContent = up ? "Live" : "Live: reconnecting";
+  wasLive ||= up;
+  livePill.textContent = up ? "Live" : wasLive ? "Live: reconnecting" : "Live: connecting";
   livePill.className = `pill ${up ? "on" : "warn"}`;
   livePill.title = up ? "Receiving events from /api/v1/live" : "The live stream is disconnected";
 });
