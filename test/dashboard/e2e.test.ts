@@ -11,8 +11,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
+import { defaultConfig } from "../../src/config/schema.ts";
 import type { RequestHook } from "../../src/core/hook.ts";
 import type { Finding } from "../../src/core/types.ts";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { createScanner } from "../../src/policy/scanner.ts";
 import { startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
@@ -378,4 +381,64 @@ describe("a locked database", () => {
     expect(s.runtime.store.audit.count()).toBe(before + 15);
     expect(s.runtime.store.queueStats().dropped).toBe(0);
   });
+});
+
+/** True once the detection engine and its community rules are in (they land separately). */
+function engineReady(): boolean {
+  try {
+    const rules = loadBuiltinRules();
+    const scanner = createScanner({
+      config: () => defaultConfig(),
+      rules: () => rules,
+      rulesVersion: () => 1,
+      hmacKey: null,
+    });
+    return scanner.scanText(`aws_access_key_id = ${AWS}`).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+describe("with the real detection engine", () => {
+  test.skipIf(!engineReady())(
+    "community rules find a key sent through the proxy; nothing raw on disk",
+    async () => {
+      await using s = await startSluice({ upstream: up.url });
+      const base = s.dashboardUrl!;
+      const client = new Anthropic({ baseURL: s.proxyUrl, apiKey: "sk-ant-test-key", maxRetries: 0 });
+      await client.messages
+        .create({
+          model: "claude-sonnet-test",
+          max_tokens: 10,
+          messages: [
+            { role: "user", content: `my config:\naws_access_key_id = ${AWS}\ngithub_token = ${GH}` },
+          ],
+        })
+        .catch(() => {});
+      await s.runtime.store.flush();
+      const findings = await api(base, "GET", "/api/v1/findings");
+      expect(findings.body.total).toBeGreaterThan(0);
+      expect((await api(base, "GET", "/api/v1/stats")).body.today_count).toBeGreaterThan(0);
+      const files: string[] = [];
+      const walk = (d: string) => {
+        for (const e of readdirSync(d)) {
+          const p = join(d, e);
+          if (statSync(p).isDirectory()) walk(p);
+          else files.push(p);
+        }
+      };
+      walk(s.configDir);
+      const exports = [
+        (await api(base, "GET", "/api/v1/findings/export?format=csv")).text,
+        (await api(base, "GET", "/api/v1/audit/export?format=json")).text,
+        (await api(base, "GET", "/api/v1/logs/download")).text,
+        findings.text,
+      ];
+      for (const secret of [AWS, GH]) {
+        for (const p of files)
+          expect({ file: p, found: readFileSync(p).includes(secret) }).toEqual({ file: p, found: false });
+        for (const t of exports) expect(t.includes(secret)).toBe(false);
+      }
+    },
+  );
 });
