@@ -16,7 +16,7 @@ import type { RequestHook } from "../../src/core/hook.ts";
 import type { Finding } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { createScanner } from "../../src/policy/scanner.ts";
-import { startSluice } from "../helpers/sluice.ts";
+import { spawnSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 const rand = (alphabet: string, n: number) =>
@@ -380,6 +380,42 @@ describe("a locked database", () => {
     await s.runtime.store.flush();
     expect(s.runtime.store.audit.count()).toBe(before + 15);
     expect(s.runtime.store.queueStats().dropped).toBe(0);
+  });
+});
+
+describe("sluice serve with SLUICE_DASHBOARD_PASSWORD", () => {
+  test("the dashboard wants a login; the password never shows in the config, log or audit", async () => {
+    const password = "pw-e2e-Very-Secret-1234";
+    await using p = await spawnSluice([], { upstream: up.url, env: { SLUICE_DASHBOARD_PASSWORD: password } });
+    const base = p.dashboardUrl!;
+    expect((await fetch(`${base}/api/v1/status`)).status).toBe(401);
+    expect((await fetch(`${base}/api/v1/live`)).status).toBe(200);
+    const bad = await fetch(`${base}/api/v1/auth/login`, {
+      method: "POST",
+      body: JSON.stringify({ password: "nope" }),
+    });
+    expect(bad.status).toBe(401);
+    const ok = await fetch(`${base}/api/v1/auth/login`, {
+      method: "POST",
+      body: JSON.stringify({ password }),
+    });
+    expect(ok.status).toBe(200);
+    const cookie = ok.headers.get("set-cookie")!.split(";")[0]!;
+    const { csrf_token } = await ok.json();
+    const st = await (await fetch(`${base}/api/v1/status`, { headers: { cookie } })).json();
+    expect(st.password_required).toBe(true);
+    const cfg = await (await fetch(`${base}/api/v1/config`, { headers: { cookie } })).text();
+    expect(cfg).not.toContain(password);
+    expect(JSON.parse(cfg).dashboard.password_set).toBe(true);
+    const put = await fetch(`${base}/api/v1/config`, {
+      method: "PUT",
+      headers: { cookie, "x-csrf-token": csrf_token, "content-type": "application/json" },
+      body: JSON.stringify({ "proxy.mode": "passthrough" }),
+    });
+    expect(put.status).toBe(200);
+    const log = await (await fetch(`${base}/api/v1/logs/download`, { headers: { cookie } })).text();
+    expect(log).not.toContain(password);
+    expect(p.output).not.toContain(password);
   });
 });
 
