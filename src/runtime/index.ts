@@ -123,6 +123,7 @@ export class SluiceRuntime implements Runtime {
       bus: this.bus,
       log: this.log,
       auditDir: opts.logDir ? resolve(opts.logDir) : (this.#config.logging.dir ?? undefined),
+      config: () => this.#config,
     });
     this.#tls = upstreamTls(this.#config);
     this.#pool = new HostPool(
