@@ -88,20 +88,32 @@ export class LiveHub {
     for (const c of this.#clients) c.send(event, data);
   }
 
-  #startPolling(): void {
-    if (this.#poll) return;
+  #marked = false;
+
+  /** Start from the newest rows: only what other processes write from now on is sent. */
+  #mark(): boolean {
+    if (this.#marked) return true;
     try {
       this.#lastFinding = this.store.findings.maxId();
       this.#lastMcp = this.store.mcp.maxEventId();
+      this.#marked = true;
     } catch {
-      /* a busy database: start from 0 would replay; keep the old marks */
+      /* database busy: mark on the next tick rather than replay history */
     }
+    return this.#marked;
+  }
+
+  #startPolling(): void {
+    if (this.#poll) return;
+    this.#marked = false;
+    this.#mark();
     this.#poll = setInterval(() => this.pollOtherProcesses(), this.opts.pollMs ?? 1000);
     this.#poll.unref?.();
   }
 
   /** Send rows written by other processes since the last poll. */
   pollOtherProcesses(): void {
+    if (!this.#mark()) return;
     try {
       for (const row of this.store.findings.fromOtherProcesses(this.#lastFinding, process.pid)) {
         this.#lastFinding = Math.max(this.#lastFinding, row.id as number);
