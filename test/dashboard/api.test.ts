@@ -19,6 +19,35 @@ function emit(
   });
 }
 
+/** A small RFC 4180 reader: quoted fields, doubled quotes, newlines inside quotes. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ",") {
+      row.push(field);
+      field = "";
+    } else if (c === "\n") {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+    } else field += c;
+  }
+  if (field !== "" || row.length) rows.push([...row, field]);
+  return rows;
+}
+
 function expectError(r: { status: number; body: any }, status: number, code?: string) {
   expect(r.status).toBe(status);
   expect(typeof r.body.error.code).toBe("string");
@@ -228,16 +257,41 @@ describe("findings", () => {
     expect(rows).toHaveLength(2);
     expect(rows.every((x: { detector: string }) => x.detector === "secrets")).toBe(true);
   });
-  test("export CSV parses: header + one line per finding", async () => {
-    const r = await env.api("GET", "/api/v1/findings/export?format=csv");
+  test("export CSV parses (RFC 4180) and agrees with the JSON export", async () => {
+    // Its own store, so the counts the other tests expect stay as they are.
+    const own = await makeEnv();
+    own.rt.bus.emit("finding", {
+      finding: finding({ description: 'quote " and, comma\nnewline', path: "=HYPERLINK(1)" }),
+      session: session({ session_id: "csv" }),
+      provider: "anthropic",
+      request_id: "r",
+      transport: "http",
+    });
+    own.rt.bus.emit("finding", {
+      finding: finding(),
+      session: session(),
+      provider: "openai",
+      request_id: "r",
+      transport: "http",
+    });
+    await own.store.flush();
+    const r = await own.api("GET", "/api/v1/findings/export?format=csv");
     expect(r.headers.get("content-type")).toContain("text/csv");
-    const lines = (await r.text()).trim().split("\n");
-    expect(lines[0]!.split(",")).toContain("content_hash");
-    expect(lines).toHaveLength(4);
-    const cols = lines[0]!.split(",").length;
-    // The client column holds a comma-free UA here; every row has the header's column count.
-    for (const l of lines.slice(1))
-      expect(l.match(/("([^"]|"")*"|[^,]*)(,|$)/g)!.filter(Boolean).length).toBeGreaterThanOrEqual(cols);
+    const rows = parseCsv(await r.text());
+    const header = rows[0]!;
+    expect(header).toContain("content_hash");
+    const json = JSON.parse(await (await own.api("GET", "/api/v1/findings/export?format=json")).text());
+    await own.close();
+    expect(json).toHaveLength(2);
+    expect(rows.length - 1).toBe(json.length);
+    for (const row of rows.slice(1)) expect(row).toHaveLength(header.length);
+    const csvRow = rows.find((row) => row[header.indexOf("session_id")] === "csv")!;
+    expect(csvRow[header.indexOf("description")]).toBe('quote " and, comma\nnewline');
+    // Formula injection: a cell starting with "=" is defused.
+    expect(csvRow[header.indexOf("path")]).toBe("'=HYPERLINK(1)");
+    const j = json.find((x: { session_id: string }) => x.session_id === "csv");
+    expect(csvRow[header.indexOf("content_hash")]).toBe(j.content_hash);
+    expect(Number(csvRow[header.indexOf("id")])).toBe(j.id);
   });
   test("export of nothing is valid", async () => {
     const r = await env.api("GET", "/api/v1/findings/export?format=json&session_id=none");
