@@ -10,8 +10,8 @@ export interface Point {
 }
 
 /** Bars per day with a y axis and a few date labels. */
-export function trendChart(points: Point[], label: string): HTMLElement {
-  const W = 720;
+export function trendChart(points: Point[], label: string, width = 720): HTMLElement {
+  const W = Math.max(240, Math.round(width));
   const H = 200;
   const pad = { l: 36, r: 8, t: 10, b: 24 };
   const max = Math.max(1, ...points.map((p) => p.count));
@@ -55,7 +55,12 @@ export function trendChart(points: Point[], label: string): HTMLElement {
     labelIndexes(points.length).map((i) =>
       s(
         "text",
-        { x: pad.l + i * bw + bw / 2, y: H - 6, class: "axis", "text-anchor": "middle" },
+        {
+          x: pad.l + i * bw + bw / 2,
+          y: H - 6,
+          class: "axis",
+          "text-anchor": i === 0 ? "start" : i === points.length - 1 ? "end" : "middle",
+        },
         shortDate(points[i]?.date ?? ""),
       ),
     ),

@@ -22,11 +22,19 @@ export async function overviewPage(ctx: PageCtx) {
   ]);
   if (ctx.left()) return;
 
-  const trendBox = h(
-    "div",
-    { id: "trend" },
-    trendChart(stats.daily_trend, `Findings per day, last ${days} days`),
-  );
+  const trendBox = h("div", { id: "trend" });
+  let trend = stats.daily_trend;
+  let drawnWidth = 0;
+  const drawTrend = () => {
+    drawnWidth = trendBox.clientWidth;
+    mount(trendBox, trendChart(trend, `Findings per day, last ${days} days`, drawnWidth || 720));
+  };
+  // Redraw at the real width so that axis text keeps its size at any window width.
+  const resize = new ResizeObserver(() => {
+    if (Math.abs(trendBox.clientWidth - drawnWidth) > 4) drawTrend();
+  });
+  resize.observe(trendBox);
+  ctx.onLeave(() => resize.disconnect());
   const rangeButtons = [7, 30, 90].map((d) =>
     h(
       "button",
@@ -40,7 +48,9 @@ export async function overviewPage(ctx: PageCtx) {
             b.setAttribute("aria-pressed", b.dataset.days === String(d) ? "true" : "false");
           history.replaceState(null, "", `#/?days=${d}`);
           const s = await get<Stats>("/stats", { days: d });
-          if (!ctx.left()) mount(trendBox, trendChart(s.daily_trend, `Findings per day, last ${d} days`));
+          if (ctx.left()) return;
+          trend = s.daily_trend;
+          drawTrend();
         },
         dataset: { days: String(d) },
       },
@@ -162,7 +172,7 @@ export async function overviewPage(ctx: PageCtx) {
     ),
     h(
       "div",
-      { class: "grid cols-3" },
+      { class: "grid cols-4 breakdowns" },
       breakdown("By detector", stats.by_detector, {
         href: (n) => `#/findings?detector=${encodeURIComponent(n)}`,
       }),
@@ -170,6 +180,11 @@ export async function overviewPage(ctx: PageCtx) {
         href: (n) => `#/findings?provider=${encodeURIComponent(n)}`,
       }),
       breakdown("By client", stats.by_client, { href: (n) => `#/findings?client=${encodeURIComponent(n)}` }),
+      breakdown(
+        "Top finding types",
+        (stats.top_finding_types ?? []).map((t) => ({ name: t.finding_type, count: t.count })),
+        { href: (n) => `#/findings?finding_type=${encodeURIComponent(n)}`, limit: 6 },
+      ),
     ),
     h(
       "div",
@@ -261,7 +276,7 @@ function statusLine(): string {
 }
 
 export function shortId(id: string): string {
-  return id.length > 18 ? `${id.slice(0, 16)}…` : id;
+  return id.length > 14 ? `${id.slice(0, 12)}…` : id;
 }
 
 function feedItem(ev: LiveEvent): HTMLElement {
