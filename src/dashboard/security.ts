@@ -105,8 +105,8 @@ export class Guard {
     if (len > MAX_BODY_BYTES)
       throw new ApiError(413, "too_large", `the body is larger than ${MAX_BODY_BYTES} bytes`);
 
+    // Everything Elysia answers is the API (the UI page is served by Bun's routes before it).
     const path = url.pathname;
-    if (!path.startsWith("/api/")) return;
     const mutating = MUTATING.has(req.method);
     const session = this.session(req);
     if (this.passwordRequired()) {
@@ -166,6 +166,7 @@ export class Guard {
       throw new ApiError(401, "invalid_password", "wrong password");
     }
     this.#failures = [];
+    for (const [k, v] of this.#sessions) if (v.expires < now) this.#sessions.delete(k);
     const id = token();
     const ttl = this.opts.sessionTtlMinutes() * 60;
     const s: Session = { csrf: token(), expires: Date.now() + ttl * 1000 };

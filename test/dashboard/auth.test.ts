@@ -248,6 +248,19 @@ describe("with a password", () => {
     expect(sess).toEqual({ authenticated: false, password_required: true, csrf_token: null });
   });
 
+  test("path tricks do not reach an endpoint without a session", async () => {
+    for (const p of [
+      "//api/v1/status",
+      "/%61pi/v1/status",
+      "/api/v1/status/",
+      "/API/v1/status",
+      "/api/v1/live/../status",
+    ]) {
+      const r = await fetch(`${s.base}${p}`);
+      expect({ p, status: r.status }).toEqual({ p, status: 401 });
+    }
+  });
+
   test("a CSRF token of another session does not work", async () => {
     const other = await fetch(`${s.base}/api/v1/auth/login`, {
       method: "POST",
