@@ -144,6 +144,10 @@ onStatus((st) => {
 let wasLive = false;
 onLiveState((up) => {
   wasLive ||= up;
+  if (!signedIn) {
+    livePill.textContent = "";
+    return;
+  }
   livePill.textContent = up ? "Live" : wasLive ? "Live: reconnecting" : "Live: connecting";
   livePill.className = `pill ${up ? "on" : "warn"}`;
   livePill.title = up ? "Receiving events from /api/v1/live" : "The live stream is disconnected";
@@ -156,6 +160,10 @@ function showLogin(message: string | null) {
   signedIn = false;
   leave();
   stopLive();
+  document.body.classList.add("signed-out");
+  livePill.textContent = "";
+  modePill.textContent = "";
+  banner.replaceChildren();
   renderNav("");
   nav.replaceChildren();
   logoutBtn.hidden = true;
@@ -188,7 +196,10 @@ logoutBtn.addEventListener("click", async () => {
 
 async function enter() {
   signedIn = true;
+  document.body.classList.remove("signed-out");
   logoutBtn.hidden = !auth.password_required;
+  livePill.textContent = "Live: connecting";
+  livePill.className = "pill warn";
   startLive();
   await refreshStatus().catch(() => {});
   await route();
