@@ -383,6 +383,43 @@ describe("a locked database", () => {
   });
 });
 
+describe("rules and allowlists reach the runtime", () => {
+  test("API edits change the rule set and the configuration the scanner reads, without a restart", async () => {
+    await using s = await startSluice({ upstream: up.url });
+    const base = s.dashboardUrl!;
+    const v0 = s.runtime.rulesVersion();
+    expect(
+      (
+        await api(base, "POST", "/api/v1/rules", {
+          name: "acme-id",
+          pattern: "ACME-[0-9]{6}",
+          action: "block",
+        })
+      ).status,
+    ).toBe(201);
+    expect(s.runtime.rulesVersion()).toBeGreaterThan(v0);
+    expect(s.runtime.rules().find((r) => r.name === "acme-id")).toMatchObject({
+      action: "block",
+      source: "dashboard",
+    });
+    await api(base, "PUT", "/api/v1/rules/acme-id", { enabled: false });
+    expect(s.runtime.rules().some((r) => r.name === "acme-id")).toBe(false);
+    const a = await api(base, "POST", "/api/v1/allowlists", { type: "pii", pattern: "*@example.com" });
+    expect(a.status).toBe(201);
+    expect(s.runtime.config().allowlists.pii).toContain("*@example.com");
+    const cfgFile = readFileSync(join(s.configDir, "config.yaml"), "utf8");
+    expect(cfgFile).toContain("*@example.com");
+    await api(base, "DELETE", `/api/v1/allowlists/${a.body.id}`);
+    expect(s.runtime.config().allowlists.pii).not.toContain("*@example.com");
+    await api(base, "PUT", "/api/v1/pipeline", {
+      default_action: "block",
+      detectors: { pii: { action: "alert" } },
+    });
+    expect(s.runtime.config().pipeline.default_action).toBe("block");
+    expect(s.runtime.config().detectors.pii.action).toBe("alert");
+  });
+});
+
 describe("sluice serve with SLUICE_DASHBOARD_PASSWORD", () => {
   test("the dashboard wants a login; the password never shows in the config, log or audit", async () => {
     const password = "pw-e2e-Very-Secret-1234";
@@ -475,6 +512,56 @@ describe("with the real detection engine", () => {
           expect({ file: p, found: readFileSync(p).includes(secret) }).toEqual({ file: p, found: false });
         for (const t of exports) expect(t.includes(secret)).toBe(false);
       }
+    },
+  );
+
+  test.skipIf(!engineReady())(
+    "rule, allowlist and pipeline edits over the API take effect on the next request",
+    async () => {
+      await using s = await startSluice({ upstream: up.url });
+      const base = s.dashboardUrl!;
+      const send = async (content: string) => {
+        const r = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+          method: "POST",
+          headers: {
+            "content-type": "application/json",
+            authorization: "Bearer sk-test",
+            "session-id": "edits",
+          },
+          body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content }] }),
+        });
+        await r.arrayBuffer();
+        return r.status;
+      };
+      const count = async (qs: string) => {
+        await s.runtime.store.flush();
+        return (await api(base, "GET", `/api/v1/findings?${qs}`)).body.total as number;
+      };
+      // A dashboard rule that blocks.
+      const created = await api(base, "POST", "/api/v1/rules", {
+        name: "acme-project-id",
+        pattern: "ACME-PROJ-[0-9]{6}",
+        action: "block",
+        severity: "high",
+      });
+      expect(created.status).toBe(201);
+      expect(await send("ticket ACME-PROJ-123456 please")).toBe(403);
+      expect(await count("rule=acme-project-id")).toBe(1);
+      // Disabled: the same content passes.
+      expect((await api(base, "PUT", "/api/v1/rules/acme-project-id", { enabled: false })).status).toBe(200);
+      expect(await send("ticket ACME-PROJ-654321 please")).toBe(200);
+      expect(await count("rule=acme-project-id")).toBe(1);
+      // An allowlisted secret is not reported.
+      const before = await count("detector=secrets");
+      expect((await api(base, "POST", "/api/v1/allowlists", { type: "secrets", pattern: AWS })).status).toBe(
+        201,
+      );
+      await send(`aws_access_key_id = ${AWS}`);
+      expect(await count("detector=secrets")).toBe(before);
+      // The secrets detector set to block: the next secret is blocked.
+      const p = await api(base, "PUT", "/api/v1/pipeline", { detectors: { secrets: { action: "block" } } });
+      expect(p.body.errors).toEqual([]);
+      expect(await send(`github_token = ${GH}`)).toBe(403);
     },
   );
 });
