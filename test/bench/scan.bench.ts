@@ -1,0 +1,428 @@
+/**
+ * `bun run bench scan`: `sluice scan` against secretlint (npm, preset-recommend) on the same files,
+ * in one run: a synthetic 100 MB source tree with planted, labeled secrets, and this repository.
+ * Throughput is wall-clock MB/s of each CLI (start-up included); recall is the share of planted
+ * secrets reported at their file and line. Also: one 1 GiB file streamed by `sluice scan` (peak RSS).
+ */
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpus, tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
+import type { BenchTable } from "./index.ts";
+
+const ROOT = resolve(import.meta.dir, "..", "..");
+const CLI = process.env.SLUICE_BENCH_CLI ?? join(ROOT, "src", "cli.ts");
+const SECRETLINT = join(ROOT, "node_modules", ".bin", "secretlint");
+
+// ------------------------------------------------------------------ deterministic generator
+
+export class Rng {
+  #x: number;
+  constructor(seed: number) {
+    this.#x = seed >>> 0 || 1;
+  }
+  next(): number {
+    // xorshift32
+    let x = this.#x;
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    this.#x = x >>> 0;
+    return this.#x / 0x100000000;
+  }
+  int(n: number): number {
+    return Math.floor(this.next() * n);
+  }
+  pick<T>(a: readonly T[]): T {
+    return a[this.int(a.length)]!;
+  }
+  chars(alphabet: string, n: number): string {
+    let s = "";
+    for (let i = 0; i < n; i++) s += alphabet[this.int(alphabet.length)];
+    return s;
+  }
+}
+
+const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+const LOWER = "abcdefghijklmnopqrstuvwxyz";
+const DIGITS = "0123456789";
+const ALNUM = UPPER + LOWER + DIGITS;
+const B32 = `${UPPER}234567`;
+const B64 = `${ALNUM}+/`;
+
+/** Secret kinds both tools claim to detect, in their real formats (random values, never real keys). */
+export const KINDS: Record<string, (r: Rng) => string> = {
+  aws_access_key: (r) => `AKIA${r.chars(B32, 16)}`,
+  github_pat: (r) => `ghp_${r.chars(ALNUM, 36)}`,
+  gitlab_pat: (r) => `glpat-${r.chars(`${ALNUM}_-`, 20)}`,
+  slack_bot: (r) => `xoxb-${r.chars(DIGITS, 12)}-${r.chars(DIGITS, 13)}-${r.chars(ALNUM, 24)}`,
+  npm_token: (r) => `npm_${r.chars(ALNUM, 36)}`,
+  openai_key: (r) => `sk-proj-${r.chars(`${ALNUM}_-`, 74)}T3BlbkFJ${r.chars(`${ALNUM}_-`, 74)}`,
+  anthropic_key: (r) => `sk-ant-api03-${r.chars(`${ALNUM}_-`, 93)}AA`,
+  stripe_live: (r) => `sk_live_${r.chars(ALNUM, 24)}`,
+  sendgrid: (r) => `SG.${r.chars(`${ALNUM}_-`, 22)}.${r.chars(`${ALNUM}_-`, 43)}`,
+  huggingface: (r) => `hf_${r.chars(UPPER + LOWER, 34)}`,
+  private_key: (r) => {
+    const body = Array.from({ length: 12 }, () => r.chars(B64, 64)).join("\n");
+    return `-----BEGIN RSA PRIVATE KEY-----\n${body}\n-----END RSA PRIVATE KEY-----`;
+  },
+  postgres_url: (r) =>
+    `postgres://app_${r.chars(LOWER, 5)}:${r.chars(ALNUM, 16)}@db.internal.example:5432/prod`,
+};
+
+const WORDS = [
+  "user",
+  "account",
+  "request",
+  "response",
+  "handler",
+  "config",
+  "value",
+  "result",
+  "items",
+  "index",
+  "buffer",
+  "stream",
+  "client",
+  "server",
+  "session",
+  "token",
+  "render",
+  "update",
+  "create",
+  "delete",
+  "parse",
+  "format",
+  "logger",
+  "cache",
+  "queue",
+  "worker",
+  "schema",
+  "model",
+  "field",
+  "record",
+] as const;
+
+function ident(r: Rng): string {
+  const a = r.pick(WORDS);
+  const b = r.pick(WORDS);
+  return `${a}${b[0]!.toUpperCase()}${b.slice(1)}`;
+}
+
+/** One line of plausible source code. */
+function codeLine(r: Rng): string {
+  switch (r.int(8)) {
+    case 0:
+      return `import { ${ident(r)}, ${ident(r)} } from "./${r.pick(WORDS)}/${r.pick(WORDS)}.ts";`;
+    case 1:
+      return `  const ${ident(r)} = ${ident(r)}(${ident(r)}, ${r.int(1000)});`;
+    case 2:
+      return `  // ${r.pick(WORDS)} the ${r.pick(WORDS)} before the ${r.pick(WORDS)} is ${r.pick(WORDS)}d`;
+    case 3:
+      return `  if (${ident(r)}.length > ${r.int(100)}) return ${ident(r)}.${r.pick(WORDS)}();`;
+    case 4:
+      return `  "${r.pick(WORDS)}_${r.pick(WORDS)}": "${r.chars(LOWER, 8)} ${r.chars(LOWER, 5)}",`;
+    case 5:
+      return `export function ${ident(r)}(${ident(r)}: string, ${ident(r)}: number): boolean {`;
+    case 6:
+      return `  const id = "${r.chars("0123456789abcdef", 8)}-${r.chars("0123456789abcdef", 4)}";`;
+    default:
+      return "}";
+  }
+}
+
+export interface Planted {
+  file: string;
+  line: number;
+  kind: string;
+}
+
+/** A source tree of about `bytes` bytes with `secrets` planted secrets; returns their labels. */
+export function generateTree(dir: string, bytes: number, secrets: number, seed = 42): Planted[] {
+  const r = new Rng(seed);
+  const fileSize = 128 * 1024;
+  const files = Math.max(1, Math.round(bytes / fileSize));
+  const kinds = Object.keys(KINDS);
+  // Which files get secrets: spread evenly, kinds round-robin.
+  const plan = new Map<number, string[]>();
+  for (let i = 0; i < secrets; i++) {
+    const f = r.int(files);
+    plan.set(f, [...(plan.get(f) ?? []), kinds[i % kinds.length]!]);
+  }
+  const planted: Planted[] = [];
+  for (let f = 0; f < files; f++) {
+    const sub = join(dir, `pkg${f % 16}`, `mod${f % 7}`);
+    mkdirSync(sub, { recursive: true });
+    const name = join(sub, `file${f}.ts`);
+    const rel = relative(dir, name);
+    const lines: string[] = [];
+    let size = 0;
+    const todo = [...(plan.get(f) ?? [])];
+    const slots = todo.map(() => 20 + r.int(1500));
+    while (size < fileSize) {
+      const due = slots.indexOf(lines.length);
+      if (due !== -1 && todo[due]) {
+        const kind = todo[due]!;
+        const value = KINDS[kind]!(r);
+        planted.push({ file: rel, line: lines.length + 1, kind });
+        const text = kind === "private_key" ? value : `  const ${ident(r)} = "${value}";`;
+        lines.push(...text.split("\n"));
+        size += text.length + 1;
+        todo[due] = "";
+        slots[due] = -1;
+        continue;
+      }
+      const line = codeLine(r);
+      lines.push(line);
+      size += line.length + 1;
+    }
+    // Secrets whose slot fell past the end go last.
+    for (const kind of todo.filter(Boolean)) {
+      const value = KINDS[kind]!(r);
+      planted.push({ file: rel, line: lines.length + 1, kind });
+      lines.push(...(kind === "private_key" ? value : `  const ${ident(r)} = "${value}";`).split("\n"));
+    }
+    writeFileSync(name, `${lines.join("\n")}\n`);
+  }
+  return planted;
+}
+
+// ------------------------------------------------------------------ running the tools
+
+interface RunResult {
+  seconds: number;
+  maxRssMb: number;
+  /** `file:line` of every reported finding. */
+  found: Set<string>;
+  count: number;
+}
+
+/** Peak resident memory of a running process (VmHWM), polled: Linux only, else 0. */
+function peakRssMb(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(require("node:fs").readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+async function timed(
+  cmd: string[],
+  cwd: string,
+): Promise<{ seconds: number; stdout: string; maxRssMb: number }> {
+  const t = performance.now();
+  const proc = Bun.spawn(cmd, {
+    cwd,
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  let maxRssMb = 0;
+  const poll = setInterval(() => {
+    maxRssMb = Math.max(maxRssMb, peakRssMb(proc.pid));
+  }, 20);
+  const [stdout] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  clearInterval(poll);
+  const seconds = (performance.now() - t) / 1000;
+  return { seconds, stdout, maxRssMb };
+}
+
+export async function runSluice(targets: string[], cwd: string, extra: string[] = []): Promise<RunResult> {
+  const r = await timed(["bun", CLI, "scan", "--format", "json", "--no-color", ...extra, ...targets], cwd);
+  const j = JSON.parse(r.stdout) as { findings: { file: string; line: number; end_line: number }[] };
+  const found = new Set<string>();
+  for (const f of j.findings) for (let l = f.line; l <= f.end_line; l++) found.add(`${f.file}:${l}`);
+  return { seconds: r.seconds, maxRssMb: r.maxRssMb, found, count: j.findings.length };
+}
+
+export async function runSecretlint(files: string[], cwd: string): Promise<RunResult> {
+  const rc = join(cwd, ".secretlintrc.bench.json");
+  writeFileSync(rc, JSON.stringify({ rules: [{ id: "@secretlint/secretlint-rule-preset-recommend" }] }));
+  const found = new Set<string>();
+  let count = 0;
+  let seconds = 0;
+  let maxRssMb = 0;
+  // Pass files in batches so that argument lists stay within limits.
+  for (let i = 0; i < files.length; i += 2000) {
+    const batch = files.slice(i, i + 2000);
+    const r = await timed(
+      [SECRETLINT, "--secretlintrc", rc, "--format", "json", "--no-color", "--no-maskSecrets", ...batch],
+      cwd,
+    );
+    seconds += r.seconds;
+    maxRssMb = Math.max(maxRssMb, r.maxRssMb);
+    const out = r.stdout.trim()
+      ? (JSON.parse(r.stdout) as {
+          filePath: string;
+          messages: { loc: { start: { line: number }; end: { line: number } } }[];
+        }[])
+      : [];
+    for (const file of out) {
+      const rel = relative(cwd, file.filePath);
+      for (const m of file.messages) {
+        count++;
+        for (let l = m.loc.start.line; l <= m.loc.end.line; l++) found.add(`${rel}:${l}`);
+      }
+    }
+  }
+  rmSync(rc, { force: true });
+  return { seconds, maxRssMb, found, count };
+}
+
+function recall(planted: Planted[], found: Set<string>): string {
+  if (planted.length === 0) return "n/a";
+  const hit = planted.filter((p) => found.has(`${p.file}:${p.line}`)).length;
+  return `${((100 * hit) / planted.length).toFixed(1)}% (${hit}/${planted.length})`;
+}
+
+function listFiles(dir: string): { files: string[]; bytes: number } {
+  const out: string[] = [];
+  let bytes = 0;
+  const walk = (d: string) => {
+    for (const e of require("node:fs").readdirSync(d, {
+      withFileTypes: true,
+    }) as import("node:fs").Dirent[]) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.isFile()) {
+        out.push(relative(dir, p));
+        bytes += statSync(p).size;
+      }
+    }
+  };
+  walk(dir);
+  return { files: out.sort(), bytes };
+}
+
+function repoFiles(): { files: string[]; bytes: number } {
+  const r = Bun.spawnSync(["git", "ls-files", "-z"], { cwd: ROOT, stdout: "pipe" });
+  const files = r.stdout
+    .toString()
+    .split("\0")
+    .filter(Boolean)
+    .filter((f) => {
+      try {
+        return statSync(join(ROOT, f)).isFile();
+      } catch {
+        return false;
+      }
+    });
+  return { files, bytes: files.reduce((n, f) => n + statSync(join(ROOT, f)).size, 0) };
+}
+
+const mbps = (bytes: number, s: number) => (bytes / 1e6 / s).toFixed(1);
+
+export async function run(): Promise<BenchTable[]> {
+  const tmp = mkdtempSync(join(tmpdir(), "sluice-scan-bench-"));
+  try {
+    const size = Number(process.env.SLUICE_BENCH_SCAN_MB ?? 100) * 1e6;
+    const tree = join(tmp, "tree");
+    const planted = generateTree(tree, size, 240);
+    const t = listFiles(tree);
+    const repo = repoFiles();
+
+    const sTree = await runSluice(["."], tree);
+    const lTree = await runSecretlint(t.files, tree);
+    const sRepo = await runSluice(repo.files, ROOT);
+    const lRepo = await runSecretlint(repo.files, ROOT);
+
+    const rows: (string | number)[][] = [
+      [
+        "synthetic tree",
+        `${(t.bytes / 1e6).toFixed(1)} MB, ${t.files.length} files`,
+        "sluice scan",
+        sTree.seconds.toFixed(2),
+        mbps(t.bytes, sTree.seconds),
+        sTree.count,
+        recall(planted, sTree.found),
+        sTree.maxRssMb.toFixed(0),
+      ],
+      [
+        "synthetic tree",
+        "",
+        "secretlint",
+        lTree.seconds.toFixed(2),
+        mbps(t.bytes, lTree.seconds),
+        lTree.count,
+        recall(planted, lTree.found),
+        lTree.maxRssMb.toFixed(0),
+      ],
+      [
+        "this repository",
+        `${(repo.bytes / 1e6).toFixed(1)} MB, ${repo.files.length} files`,
+        "sluice scan",
+        sRepo.seconds.toFixed(2),
+        mbps(repo.bytes, sRepo.seconds),
+        sRepo.count,
+        "n/a",
+        sRepo.maxRssMb.toFixed(0),
+      ],
+      [
+        "this repository",
+        "",
+        "secretlint",
+        lRepo.seconds.toFixed(2),
+        mbps(repo.bytes, lRepo.seconds),
+        lRepo.count,
+        "n/a",
+        lRepo.maxRssMb.toFixed(0),
+      ],
+    ];
+    const byKind = Object.keys(KINDS).map((k) => {
+      const p = planted.filter((x) => x.kind === k);
+      return [k, p.length, recall(p, sTree.found), recall(p, lTree.found)];
+    });
+    const tables: BenchTable[] = [
+      {
+        title: "sluice scan vs secretlint: throughput and recall",
+        columns: ["input", "size", "tool", "seconds", "MB/s", "findings", "recall (planted)", "peak RSS MB"],
+        rows,
+        notes: [
+          `Speed-up on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x. Wall clock of each CLI including start-up; sluice uses ${Math.min(cpus().length, 8)} workers, secretlint is single-threaded.`,
+          "Recall: share of planted secrets (random values in real formats) reported on their file and line.",
+        ],
+      },
+      {
+        title: "Recall per planted secret kind (synthetic tree)",
+        columns: ["kind", "planted", "sluice scan", "secretlint"],
+        rows: byKind,
+      },
+    ];
+    if (process.env.SLUICE_BENCH_SCAN_BIGFILE !== "0") {
+      const big = join(tmp, "big.log");
+      const block = `${"2026-11-21T23:00:00Z INFO request handled path=/v1/messages status=200 ms=42\n".repeat(13_000)}`;
+      const fd = require("node:fs").openSync(big, "w");
+      const r = new Rng(7);
+      for (let written = 0; written < 1024 * 1024 * 1024; ) {
+        const chunk = `${block}token=${KINDS.github_pat!(r)}\n`;
+        require("node:fs").writeSync(fd, chunk);
+        written += chunk.length;
+      }
+      require("node:fs").closeSync(fd);
+      const bytes = statSync(big).size;
+      const s = await runSluice(["big.log"], tmp);
+      rmSync(big, { force: true });
+      tables.push({
+        title: "One 1 GiB file, streamed",
+        columns: ["file", "seconds", "MB/s", "findings", "peak RSS MB"],
+        rows: [
+          [
+            `${(bytes / 2 ** 30).toFixed(2)} GiB log`,
+            s.seconds.toFixed(2),
+            mbps(bytes, s.seconds),
+            s.count,
+            s.maxRssMb.toFixed(0),
+          ],
+        ],
+        notes: ["Scanned in 4 MiB windows with 64 KiB overlap; memory stays flat whatever the file size."],
+      });
+    }
+    return tables;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
