@@ -3,23 +3,21 @@
  * example does. Each problem names the file and the line of the rule.
  */
 import type { RuleDef } from "../core/types.ts";
+import { checkUserPattern, compilePattern } from "../detect/pattern.ts";
 import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
 
-/** Compile a rule pattern the way the engine does: a leading `(?i)` / `(?s)` becomes flags. */
+/** Compile a rule pattern the way the engine does (a leading `(?i)` / `(?s)` becomes flags). */
 export function compileRulePattern(pattern: string, extraFlags = ""): RegExp {
-  const m = /^\(\?([is]+)\)/.exec(pattern);
-  const source = m ? pattern.slice(m[0].length) : pattern;
-  return new RegExp(source, [...new Set((m?.[1] ?? "") + extraFlags)].join(""));
+  return compilePattern(pattern, extraFlags);
 }
 
-/** Compile one pattern; returns the error message or null. */
+/**
+ * The engine's own acceptance check: the pattern compiles, does not match empty text and cannot
+ * backtrack catastrophically. Returns the error message or null.
+ */
 export function patternError(pattern: string): string | null {
-  try {
-    compileRulePattern(pattern, "g");
-    return null;
-  } catch (e) {
-    return (e as Error).message;
-  }
+  const res = checkUserPattern(pattern);
+  return res.ok ? null : res.error;
 }
 
 export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, file: string): RuleProblem[] {
@@ -31,7 +29,7 @@ export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, 
         file,
         line: lines.get(r.name) ?? 1,
         rule: r.name,
-        message: `pattern does not compile: ${err}`,
+        message: err,
       });
   }
   return out;

@@ -46,6 +46,10 @@ const BAD = `rules:
   - name: Bad Name
     pattern: "y"
     severity: extreme
+  - name: slow
+    pattern: "(a+)+$"
+  - name: empty-match
+    pattern: "z*"
 `;
 
 function setup() {
@@ -83,6 +87,8 @@ describe("sluice rules validate", () => {
     );
     expect(r.stderr).toMatch(/bad\.yaml:11: rule "Bad Name": name: /);
     expect(r.stderr).toMatch(/bad\.yaml:13: rule "Bad Name": severity: /);
+    expect(r.stderr).toContain('bad.yaml:14: rule "slow": pattern can backtrack catastrophically');
+    expect(r.stderr).toContain('bad.yaml:16: rule "empty-match": pattern matches empty text');
     expect(r.stderr).not.toContain("ok-rule");
   });
 
