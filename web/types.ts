@@ -220,3 +220,29 @@ export interface Client {
   seen: boolean;
   last_seen: string | null;
 }
+
+export interface WsConnection {
+  connection_id: string;
+  opened_at: string;
+  closed_at: string | null;
+  state: string;
+  target_url: string;
+  origin: string | null;
+  provider: string;
+  session_id: string;
+  duration_ms: number;
+  frames_in: number;
+  frames_out: number;
+  findings: number;
+  close_code: number | null;
+}
+
+export interface McpEvent {
+  id: number;
+  ts: string;
+  kind: string;
+  server: string;
+  message: string;
+  severity: string;
+  data: unknown;
+}

@@ -25,6 +25,7 @@ async function apiGet<T>(path: string): Promise<T> {
 async function openPage(hash: string, ctx?: BrowserContext): Promise<{ page: Page; problems: PageProblems }> {
   const page = await (ctx ?? browser).newPage({ viewport: { width: 1280, height: 900 } });
   const problems = watchPage(page);
+  page.setDefaultTimeout(10_000);
   await page.goto(`${base}/#/${hash}`);
   return { page, problems };
 }

@@ -33,6 +33,7 @@ async function apiGet<T>(path: string): Promise<T> {
 async function open(hash: string): Promise<{ page: Page; problems: PageProblems }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const problems = watchPage(page);
+  page.setDefaultTimeout(10_000);
   await page.goto(`${base}/#/${hash}`);
   return { page, problems };
 }

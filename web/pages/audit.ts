@@ -4,7 +4,7 @@ import { ago, badge, connectHint, debounce, empty, field, h, mount, num, select,
 import { fail } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
-import { type AuditEntry, type List, PROVIDERS } from "../types.ts";
+import { type AuditEntry, type List, type McpEvent, PROVIDERS, type WsConnection } from "../types.ts";
 
 const FILTERS = ["action", "provider", "client", "session_id", "search", "days"] as const;
 type FilterKey = (typeof FILTERS)[number];
@@ -197,6 +197,87 @@ export async function auditPage(ctx: PageCtx) {
     return field(labels[k], el);
   });
 
+  /* ---------- WebSocket connections and MCP events ---------- */
+  const wsBox = h("section", { class: "panel", "aria-labelledby": "ws-title" });
+  const mcpBox = h("section", { class: "panel", "aria-labelledby": "mcp-title" });
+  const loadWs = async () => {
+    try {
+      const res = await get<List & { connections: WsConnection[] }>("/ws/connections", { limit: 20 });
+      if (ctx.left()) return;
+      mount(
+        wsBox,
+        h("h2", { id: "ws-title" }, `WebSocket connections (${num(res.total)})`),
+        res.connections.length === 0
+          ? h("p", { class: "muted" }, "No WebSocket connection yet (Codex opens one per turn).")
+          : h(
+              "div",
+              { class: "table-wrap" },
+              h(
+                "table",
+                { id: "ws-table" },
+                h(
+                  "thead",
+                  null,
+                  h(
+                    "tr",
+                    null,
+                    ["Opened", "Target", "State"].map((t) => h("th", { scope: "col" }, t)),
+                    h("th", { class: "num", scope: "col" }, "Frames"),
+                    h("th", { class: "num", scope: "col" }, "Findings"),
+                  ),
+                ),
+                h(
+                  "tbody",
+                  null,
+                  res.connections.map((c) =>
+                    h(
+                      "tr",
+                      null,
+                      h("td", { title: when(c.opened_at) }, ago(c.opened_at)),
+                      h("td", { class: "mono", title: c.connection_id }, c.target_url),
+                      h("td", null, c.state, c.close_code ? ` (${c.close_code})` : ""),
+                      h("td", { class: "num" }, `${num(c.frames_out)} / ${num(c.frames_in)}`),
+                      h("td", { class: "num" }, num(c.findings)),
+                    ),
+                  ),
+                ),
+              ),
+            ),
+      );
+    } catch (err) {
+      fail(err);
+    }
+  };
+  const loadMcp = async () => {
+    try {
+      const res = await get<List & { events: McpEvent[] }>("/mcp/events", { limit: 20 });
+      if (ctx.left()) return;
+      mount(
+        mcpBox,
+        h("h2", { id: "mcp-title" }, `MCP events (${num(res.total)})`),
+        res.events.length === 0
+          ? h("p", { class: "muted" }, "No MCP event yet. Wrap a tool server with `sluice mcp -- <command>`.")
+          : h(
+              "ul",
+              { class: "feed", id: "mcp-events" },
+              res.events.map((e) =>
+                h(
+                  "li",
+                  null,
+                  h("time", { title: when(e.ts) }, ago(e.ts)),
+                  badge(e.severity || "info"),
+                  h("span", { class: "what" }, `${e.kind} · ${e.server}: ${e.message}`),
+                ),
+              ),
+            ),
+      );
+    } catch (err) {
+      fail(err);
+    }
+  };
+  ctx.onLeave(onLive("ws-connection", () => void loadWs()));
+  ctx.onLeave(onLive("mcp-event", () => void loadMcp()));
+
   /* ---------- log tail ---------- */
   const logPre = h("pre", {
     class: "log-tail",
@@ -282,7 +363,8 @@ export async function auditPage(ctx: PageCtx) {
       ),
       logPre,
     ),
+    h("div", { class: "grid cols-2", style: "margin-top:14px" }, wsBox, mcpBox),
   );
-  await Promise.all([load(), loadLog()]);
+  await Promise.all([load(), loadLog(), loadWs(), loadMcp()]);
   setFollow();
 }
