@@ -7,7 +7,7 @@ import { defineCommand } from "citty";
 import type { Level } from "../core/log.ts";
 import type { McpCliOptions } from "../mcp/index.ts";
 
-const USAGE = `Usage:
+export const USAGE = `Usage:
   sluice mcp [options] -- <command> [args...]           stdio server as a subprocess
   sluice mcp [options] --upstream http(s)://host/mcp    stdio client <-> Streamable HTTP server
   sluice mcp [options] --listen :<port> --upstream URL  HTTP reverse proxy on loopback
@@ -133,12 +133,36 @@ export function parseMcpArgs(argv: string[]): McpCliOptions {
 }
 
 export default defineCommand({
-  meta: { name: "mcp", description: "Security proxy between AI tools and MCP servers" },
+  meta: {
+    name: "mcp",
+    description:
+      "Security proxy between AI tools and MCP servers: sluice mcp [options] -- <command> [args] | --upstream <url> [--listen :<port>]",
+  },
+  // Declared for `--help`; the flags are parsed by parseMcpArgs (repeatable flags, `--`).
+  args: {
+    upstream: { type: "string", description: "http(s):// (Streamable HTTP) or ws(s):// MCP server" },
+    listen: { type: "string", description: "with --upstream http(s)://: serve HTTP on loopback, e.g. :8765" },
+    env: {
+      type: "string",
+      description: "KEY=VALUE for the stdio server (repeatable; KEY alone copies ours)",
+    },
+    "env-filter": {
+      type: "boolean",
+      description: "--no-env-filter passes the whole environment",
+      default: true,
+    },
+    action: { type: "string", description: "default action for this run: log, alert, redact, block" },
+    "session-binding": { type: "boolean", description: "only allow tools from the first tools/list" },
+    "accept-drift": { type: "boolean", description: "take the current tool definitions as the baseline" },
+    name: { type: "string", description: "server identity for drift baselines" },
+    header: { type: "string", description: '"Name: value" header for the upstream (repeatable)' },
+    config: { type: "string", alias: "c", description: "config file" },
+    format: { type: "string", alias: "f", description: "log format: text or json" },
+    "log-level": { type: "string", description: "debug, info, warning, error" },
+    color: { type: "boolean", description: "--no-color disables ANSI colour", default: true },
+    store: { type: "boolean", description: "--no-store keeps findings in the log only", default: true },
+  },
   async run({ rawArgs }) {
-    if (rawArgs.includes("--help") && !rawArgs.slice(0, rawArgs.indexOf("--help")).includes("--")) {
-      process.stdout.write(USAGE);
-      return;
-    }
     let opts: McpCliOptions;
     try {
       opts = parseMcpArgs(rawArgs);

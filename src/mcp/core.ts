@@ -406,6 +406,10 @@ export class McpSession {
           return this.#onToolsList(res, res.result);
         case "tools/call":
           return this.#onToolResult(res, res.result, entry.tool ?? "");
+        case "prompts/list":
+        case "resources/list":
+        case "resources/templates/list":
+          return this.#onCatalog(entry.method, res.result);
       }
     } catch (err) {
       this.#scanError(`${entry.method} response`, err, `mcp:${String(res.id)}`);
@@ -464,6 +468,34 @@ export class McpSession {
       kind: "replace",
       value: { ...res, result: { ...result, tools: result.tools.filter((_, i) => !withhold.has(i)) } },
     };
+  }
+
+  /** Prompt and resource descriptions reach the model too: report poisoning in them (never withheld). */
+  #onCatalog(method: string, result: Record<string, unknown>): Step {
+    if (!this.#cfg.scan_tool_descriptions) return SAME;
+    const key =
+      method === "prompts/list" ? "prompts" : method === "resources/list" ? "resources" : "resourceTemplates";
+    const items = result[key];
+    if (!Array.isArray(items)) return SAME;
+    for (const item of items) {
+      if (!isObj(item)) continue;
+      const owner = `${key.replace(/s$/, "")} ${String(item.name ?? item.uri ?? item.uriTemplate ?? "?")}`;
+      const texts: [string, unknown][] = [
+        ["title", item.title],
+        ["description", item.description],
+      ];
+      if (Array.isArray(item.arguments))
+        item.arguments.forEach((a, i) => {
+          if (isObj(a))
+            texts.push([`arguments[${i}].description`, a.description], [`arguments[${i}].name`, a.name]);
+        });
+      for (const [field, text] of texts) {
+        if (typeof text !== "string" || !text) continue;
+        for (const f of scanPoisonText(owner, field, text))
+          this.#reportPoison(f, `${key}[${owner}].${field}`, "alert");
+      }
+    }
+    return SAME;
   }
 
   #drift(tool: Record<string, unknown>, name: string, index: number, withhold: Set<number>) {
@@ -530,7 +562,12 @@ export class McpSession {
   }
 
   #reportPoison(f: PoisonFinding, path: string, action: Action) {
-    const where = f.tool === "(server)" ? "server instructions" : `tool ${f.tool}, field ${f.field}`;
+    const where =
+      f.tool === "(server)"
+        ? "server instructions"
+        : /^(prompt|resource|resourceTemplate) /.test(f.tool)
+          ? `${f.tool}, field ${f.field}`
+          : `tool ${f.tool}, field ${f.field}`;
     const hidden = f.hidden ? ` (hidden with ${f.hidden.join(", ")})` : "";
     const message = `${action === "block" ? "sluice withheld poisoned tool" : "sluice warning: possible tool poisoning"}: ${where}: ${f.category} (${f.pattern})${hidden}`;
     this.opts.reporter.finding(

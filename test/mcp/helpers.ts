@@ -81,6 +81,8 @@ export class StderrLog {
 
 export interface SdkSession {
   client: Client;
+  /** Every message the client received from sluice, as parsed by the SDK transport. */
+  received: Record<string, unknown>[];
   transport: StdioClientTransport;
   log: StderrLog;
   close(): Promise<void>;
@@ -104,10 +106,16 @@ export async function sdkOverSluice(
   transport.stderr?.on("data", (c: Buffer) => log.feed(c.toString("utf8")));
   const client = new Client({ name: "sluice-test", version: "1.0.0" });
   await client.connect(transport);
+  const received: Record<string, unknown>[] = [];
+  const handle = transport.onmessage!;
+  transport.onmessage = (m) => {
+    received.push(m as Record<string, unknown>);
+    handle(m);
+  };
   const close = async () => {
     await client.close();
   };
-  return { client, transport, log, close, [Symbol.asyncDispose]: close };
+  return { client, received, transport, log, close, [Symbol.asyncDispose]: close };
 }
 
 /** Raw newline-delimited JSON-RPC over `sluice mcp <args>` (for byte-level and misbehaviour tests). */

@@ -52,7 +52,11 @@ describe("stdio mode with server-everything", () => {
       { onprogress: (p) => progress.push(p.progress) },
     );
     expect(JSON.stringify(long.content)).toContain("completed");
-    expect(progress.length).toBe(3);
+    // All three progress notifications came through sluice. (The SDK client itself may drop the last
+    // one when it arrives in the same read as the result: it handles notifications a microtask late.)
+    const wire = s.received.filter((m) => m.method === "notifications/progress");
+    expect(wire.map((m) => (m.params as { progress: number }).progress)).toEqual([1, 2, 3]);
+    expect(progress.length).toBeGreaterThan(0);
 
     // Cancellation: the client aborts; notifications/cancelled passes through and the call rejects.
     const ac = new AbortController();
