@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { walk } from "../../src/scan/walk.ts";
-import { git, tempDir, tempRepo } from "./_git.ts";
+import { tempDir, tempRepo } from "./_git.ts";
 
 function tree(dir: string, files: Record<string, string>) {
   for (const [p, body] of Object.entries(files)) {
