@@ -267,13 +267,6 @@ export class FindingsRepo {
     const total = (this.#rollup("all")[0]?.n as number | undefined) ?? 0;
     return { byDetector, decoded, total };
   }
-
-  /** Recent findings (newest first) for the allowlist test; the caller filters by pattern. */
-  recent(limit: number): Row[] {
-    return this.db
-      .query(`SELECT ${FINDING_COLUMNS} FROM findings ORDER BY id DESC LIMIT ?`)
-      .all(limit) as Row[];
-  }
 }
 
 export function isoDate(ms: number): string {
