@@ -6,7 +6,7 @@
 import { describe as bunDescribe, expect, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { sluice } from "./_cli.ts";
+import { CLI, sluice } from "./_cli.ts";
 import { git, tempDir, tempRepo } from "./_git.ts";
 import { validateSarif } from "./_sarif.ts";
 
@@ -93,6 +93,30 @@ describe("exit codes and text output", () => {
     expect(r.stderr).toContain("1 finding (1 critical) in 1 file");
     const nc = await run(w.dir, ["--no-color", "f.txt"]);
     expect(nc.stdout).toBe(r.stdout);
+  });
+
+  test.if(!!Bun.which("script"))("colour on a terminal unless --no-color", async () => {
+    using w = workspace();
+    writeFileSync(join(w.dir, "f.txt"), `${B}\n`);
+    const tty = async (extra: string[]) => {
+      const cmd = ["bun", CLI, ...base, ...extra, "f.txt"].map((a) => `'${a}'`).join(" ");
+      const p = Bun.spawn(["script", "-qec", cmd, "/dev/null"], {
+        cwd: w.dir,
+        env: { ...process.env, SLUICE_HOME: w.home, NO_COLOR: "", FORCE_COLOR: "" },
+        stdout: "pipe",
+        stderr: "pipe",
+        stdin: "ignore",
+      });
+      const out = await new Response(p.stdout).text();
+      return { code: await p.exited, out };
+    };
+    const colored = await tty([]);
+    expect(colored.code).toBe(1);
+    expect(colored.out).toContain("\x1b[");
+    expect(colored.out).toContain("f.txt:1:1");
+    const plain = await tty(["--no-color"]);
+    expect(plain.out).toContain("f.txt:1:1");
+    expect(plain.out).not.toContain("\x1b[");
   });
 
   test("usage errors exit 4 with a message", async () => {
