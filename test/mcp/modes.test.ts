@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
-import { CLI, REPO, StderrLog, sdkOverSluice, tempHome, testEnv } from "./helpers.ts";
+import { CLI, RawSession, REPO, StderrLog, sdkOverSluice, tempHome, testEnv } from "./helpers.ts";
 
 /** The same conversation in every mode; asserts what the client saw. */
 async function exercise(client: Client, opts: { streaming?: boolean } = {}) {
@@ -232,5 +232,66 @@ describe("WebSocket bridge (--upstream ws://)", () => {
     const r = await s.client.callTool({ name: "not_listed", arguments: {} }).catch((e: Error) => e);
     expect(String((r as Error).message)).toContain("session binding");
     expect(up.received.some((f) => f.includes("not_listed"))).toBe(false);
+  });
+});
+
+describe("byte-for-byte and batches over the network modes", () => {
+  const odd = '{ "jsonrpc" : "2.0", "method" : "ping", "id" : "odd-1" }';
+
+  test("HTTP bridge and WebSocket bridge forward an unchanged message exactly as the client wrote it", async () => {
+    await using http = startHttpMcpServer({ json: true });
+    await using ws = startWsMcpServer();
+    for (const up of [http, ws]) {
+      await using raw = new RawSession(["--upstream", up.url]);
+      await raw.initialize();
+      raw.send(odd);
+      const r = await raw.waitFor((m) => m.id === "odd-1");
+      expect(r.result).toEqual({});
+      expect(up.received).toContain(odd);
+    }
+  });
+
+  test("reverse proxy: a batch with one blocked call forwards the rest and answers for both", async () => {
+    await using up = startHttpMcpServer({ json: true });
+    await using rp = await startReverse(up.url, ["--session-binding"]);
+    const post = (body: unknown, sid?: string) =>
+      fetch(`${rp.base}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          ...(sid ? { "mcp-session-id": sid, "mcp-protocol-version": "2025-06-18" } : {}),
+        },
+        body: typeof body === "string" ? body : JSON.stringify(body),
+      });
+    const init = await post({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } },
+    });
+    const sid = init.headers.get("mcp-session-id")!;
+    expect(sid).toBeTruthy();
+    await init.text();
+    expect((await post({ jsonrpc: "2.0", method: "notifications/initialized" }, sid)).status).toBe(202);
+    const list = await post({ jsonrpc: "2.0", id: 2, method: "tools/list" }, sid);
+    expect(((await list.json()) as { result: { tools: unknown[] } }).result.tools.length).toBe(4);
+    const batch = await post(
+      [
+        { jsonrpc: "2.0", id: 3, method: "tools/call", params: { name: "ghost", arguments: {} } },
+        {
+          jsonrpc: "2.0",
+          id: 4,
+          method: "tools/call",
+          params: { name: "echo", arguments: { message: "in batch" } },
+        },
+      ],
+      sid,
+    );
+    const answers = (await batch.json()) as { id: number; result?: unknown; error?: { code: number } }[];
+    const byId = Object.fromEntries(answers.map((a) => [a.id, a]));
+    expect(byId[3]!.error!.code).toBe(-32001);
+    expect(JSON.stringify(byId[4]!.result)).toContain("in batch");
+    expect(up.received.some((b) => b.includes("ghost"))).toBe(false);
   });
 });
