@@ -10,6 +10,9 @@ import type { Bus, BusEventName, BusEvents } from "../core/bus.ts";
 import type { Store } from "../store/index.ts";
 import { SECURITY_HEADERS, safePath } from "./http.ts";
 
+/** Events queued for one SSE client before it counts as gone. */
+const MAX_BACKLOG = 5000;
+
 const EVENTS: BusEventName[] = [
   "finding",
   "request",
@@ -150,6 +153,11 @@ export class LiveHub {
         const c: Client = {
           send(event, data) {
             try {
+              // A client that stopped reading is dropped rather than buffered without bound.
+              if ((controller.desiredSize ?? 0) < -MAX_BACKLOG) {
+                c.close();
+                return;
+              }
               controller.enqueue(enc.encode(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`));
             } catch {
               cleanup();

@@ -153,3 +153,13 @@ test("findings and MCP events written by another process (sluice mcp) reach the 
     ),
   ).toBe(true);
 });
+
+test("a client that stops reading is dropped instead of buffering without bound", async () => {
+  const res = await env.api("GET", "/api/v1/live");
+  expect(res.status).toBe(200);
+  expect(env.hub.size).toBe(1);
+  for (let i = 0; i < 6000 && env.hub.size > 0; i++)
+    env.rt.bus.emit("mcp-event", { kind: "k", server: "s", message: `m${i}`, severity: "info" });
+  expect(env.hub.size).toBe(0);
+  await res.body?.cancel();
+});
