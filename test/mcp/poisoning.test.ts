@@ -136,10 +136,12 @@ describe("end to end through sluice mcp (stdio)", () => {
         expect(e.msg).toContain(String(e.tool));
       }
     }
+    const all = Object.values(CASES).flat();
+    const harmless = all.filter((c) => !c.expect.length).length;
     const precision = tp / (tp + fp);
     const recall = tp / (tp + fn);
     console.log(
-      `poisoning fixtures: ${tp} true positives, ${fp} false positives, ${fn} misses; precision ${precision.toFixed(3)}, recall ${recall.toFixed(3)}`,
+      `poisoning fixtures: ${all.length} tools (${all.length - harmless} poisoned, ${harmless} harmless look-alikes): ${tp} true positives, ${fp} false positives, ${fn} misses; precision ${precision.toFixed(3)}, recall ${recall.toFixed(3)}`,
     );
     for (const r of rows) console.log(`  ${r}`);
     expect(recall).toBe(1);
