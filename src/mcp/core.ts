@@ -129,16 +129,26 @@ export class McpSession {
     return this.opts.sessionBinding ?? this.#cfg.session_binding;
   }
 
-  /** A message from the client (AI tool) to the server. */
+  /** A message from the client (AI tool) to the server. Never throws: a fault forwards the original. */
   async fromClient(text: string): Promise<Outcome> {
-    if (this.opts.passthrough?.()) return ORIGINAL;
-    return this.#each(text, (m, replies) => this.#clientElement(m, replies));
+    try {
+      if (this.opts.passthrough?.()) return ORIGINAL;
+      return await this.#each(text, (m, replies) => this.#clientElement(m, replies));
+    } catch (err) {
+      this.#scanError("client message", err, "mcp:client");
+      return ORIGINAL;
+    }
   }
 
-  /** A message from the server to the client. */
+  /** A message from the server to the client. Never throws: a fault forwards the original. */
   async fromServer(text: string): Promise<Outcome> {
-    if (this.opts.passthrough?.()) return ORIGINAL;
-    return this.#each(text, (m) => this.#serverElement(m));
+    try {
+      if (this.opts.passthrough?.()) return ORIGINAL;
+      return await this.#each(text, (m) => this.#serverElement(m));
+    } catch (err) {
+      this.#scanError("server message", err, "mcp:server");
+      return ORIGINAL;
+    }
   }
 
   async #each(text: string, fn: (m: unknown, replies: string[]) => Promise<Step> | Step): Promise<Outcome> {
@@ -348,6 +358,14 @@ export class McpSession {
   }
 
   #scanError(what: string, err: unknown, requestId: string) {
+    try {
+      this.#reportScanError(what, err, requestId);
+    } catch {
+      /* reporting must not break the relay either */
+    }
+  }
+
+  #reportScanError(what: string, err: unknown, requestId: string) {
     const message = `MCP scan of ${what} failed, forwarded unscanned: ${(err as Error)?.message ?? String(err)}`;
     this.opts.reporter.finding(
       mcpFinding({

@@ -8,7 +8,7 @@ import type { McpSession } from "./core.ts";
 import { forwardText, isInitialize, oneLine, requestIds, transportError } from "./http-common.ts";
 import { idKey } from "./jsonrpc.ts";
 import { SseParser } from "./sse.ts";
-import { lineText, pumpLines, StdoutWriter } from "./stdio.ts";
+import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
 
 export interface HttpBridgeOptions {
   upstream: URL;
@@ -160,7 +160,8 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     }
   };
 
-  await pumpLines(opts.input ?? Bun.stdin.stream(), async (line) => {
+  const signal = untilSignal();
+  const input = pumpLines(opts.input ?? Bun.stdin.stream(), async (line) => {
     const text = lineText(line);
     const o = await session.fromClient(text);
     for (const r of o.replies) out.write(`${r}\n`);
@@ -175,10 +176,13 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
       void p.finally(() => inflight.delete(p));
     }
   });
+  const stoppedBy = await Promise.race([input.then(() => null), signal.promise]);
+  signal.dispose();
+
   // The client closed its input: give answers still on their way a moment, then stop.
   let timer: ReturnType<typeof setTimeout> | undefined;
   await Promise.race([
-    Promise.allSettled([...inflight]),
+    stoppedBy ? Promise.resolve() : Promise.allSettled([...inflight]),
     new Promise((resolve) => (timer = setTimeout(resolve, EOF_GRACE_MS))),
   ]);
   clearTimeout(timer);
@@ -187,5 +191,5 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
   if (sessionId) {
     await fetch(upstream, { method: "DELETE", headers: headers("application/json") }).catch(() => {});
   }
-  return 0;
+  return stoppedBy ? 128 + (stoppedBy === "SIGINT" ? 2 : stoppedBy === "SIGHUP" ? 1 : 15) : 0;
 }

@@ -62,6 +62,19 @@ export class StdoutWriter {
   }
 }
 
+/** Resolves on the first SIGINT/SIGTERM/SIGHUP; `dispose()` removes the listeners. */
+export function untilSignal(): { promise: Promise<NodeJS.Signals>; dispose(): void } {
+  const sigs: NodeJS.Signals[] = ["SIGINT", "SIGTERM", "SIGHUP"];
+  let done: (s: NodeJS.Signals) => void = () => {};
+  const promise = new Promise<NodeJS.Signals>((resolve) => (done = resolve));
+  const handlers = sigs.map((s) => [s, () => done(s)] as const);
+  for (const [s, h] of handlers) process.on(s, h);
+  const dispose = () => {
+    for (const [s, h] of handlers) process.off(s, h);
+  };
+  return { promise, dispose };
+}
+
 export interface StdioOptions {
   command: string[];
   env: Record<string, string>;

@@ -5,7 +5,7 @@
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
 import { forwardText, oneLine } from "./http-common.ts";
-import { lineText, pumpLines, StdoutWriter } from "./stdio.ts";
+import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
 
 export interface WsBridgeOptions {
   upstream: URL;
@@ -57,7 +57,17 @@ export async function runWsBridge(opts: WsBridgeOptions): Promise<number> {
     }
     ws.send(fwd);
   });
-  const winner = await Promise.race([input.then(() => "eof" as const), closed.then(() => "closed" as const)]);
+  const signal = untilSignal();
+  const winner = await Promise.race([
+    input.then(() => "eof" as const),
+    closed.then(() => "closed" as const),
+    signal.promise,
+  ]);
+  signal.dispose();
+  if (winner !== "eof" && winner !== "closed") {
+    ws.close(1001);
+    return 128 + (winner === "SIGINT" ? 2 : winner === "SIGHUP" ? 1 : 15);
+  }
   if (winner === "eof") {
     await chain;
     ws.close(1000);

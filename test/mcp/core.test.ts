@@ -415,3 +415,19 @@ describe("catalog poisoning", () => {
     expect(s.clientName).toBe("c");
   });
 });
+
+describe("fail open on internal faults", () => {
+  test("a fault anywhere in the core forwards the original and records scan_error", async () => {
+    const { s, findings } = session({
+      passthrough: () => {
+        throw new Error("settings unreadable");
+      },
+    });
+    expect(await s.fromClient(call(1, { content: SECRET }))).toMatchObject({
+      forward: "original",
+      replies: [],
+    });
+    expect(await s.fromServer('{"jsonrpc":"2.0","id":1,"result":{}}')).toMatchObject({ forward: "original" });
+    expect(findings.map((f) => f.finding_type)).toEqual(["scan_error", "scan_error"]);
+  });
+});

@@ -93,6 +93,16 @@ describe("HTTP bridge (--upstream http://)", () => {
     expect(up.received.some((b) => b.includes("shadow_tool"))).toBe(false);
   });
 
+  test("SIGTERM ends the bridged session with DELETE and exits 143", async () => {
+    await using up = startHttpMcpServer();
+    await using raw = new RawSession(["--upstream", up.url]);
+    await raw.initialize();
+    await raw.request("ping");
+    raw.proc.kill("SIGTERM");
+    expect(await raw.proc.exited).toBe(143);
+    expect(up.requests.at(-1)).toMatchObject({ method: "DELETE" });
+  });
+
   test("an unreachable server answers each request with a JSON-RPC error instead of hanging", async () => {
     const home = tempHome();
     const p = Bun.spawn(["bun", CLI, "mcp", "--upstream", "http://127.0.0.1:9/mcp"], {
