@@ -5,7 +5,15 @@
  */
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import { forwardText, isInitialize, oneLine, requestIds, transportError } from "./http-common.ts";
+import {
+  forwardText,
+  isInitialize,
+  oneLine,
+  requestIds,
+  tlsInit,
+  transportError,
+  type UpstreamTls,
+} from "./http-common.ts";
 import { idKey } from "./jsonrpc.ts";
 import { SseParser } from "./sse.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
@@ -16,6 +24,7 @@ export interface HttpBridgeOptions {
   log: Logger;
   /** Extra request headers (`--header`), e.g. Authorization. */
   headers: [string, string][];
+  tls?: UpstreamTls;
   input?: ReadableStream<Uint8Array>;
 }
 
@@ -71,6 +80,7 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
         headers: headers("text/event-stream"),
         signal: getStream.signal,
         redirect: "manual",
+        ...tlsInit(opts.tls),
       });
       if (!res.ok || !res.body || !res.headers.get("content-type")?.includes("text/event-stream")) {
         await res.body?.cancel();
@@ -98,6 +108,7 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
         })(),
         body,
         redirect: "manual",
+        ...tlsInit(opts.tls),
       });
       const sid = res.headers.get("mcp-session-id");
       if (sid) sessionId = sid;
@@ -189,7 +200,11 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
   for (const ac of aborts.values()) ac.abort();
   (getStream as AbortController | null)?.abort();
   if (sessionId) {
-    await fetch(upstream, { method: "DELETE", headers: headers("application/json") }).catch(() => {});
+    await fetch(upstream, {
+      method: "DELETE",
+      headers: headers("application/json"),
+      ...tlsInit(opts.tls),
+    }).catch(() => {});
   }
   return stoppedBy ? 128 + (stoppedBy === "SIGINT" ? 2 : stoppedBy === "SIGHUP" ? 1 : 15) : 0;
 }

@@ -5,6 +5,17 @@ import type { McpSession, Outcome } from "./core.ts";
 import { classify, type JsonRpcId } from "./jsonrpc.ts";
 import { SseParser, sseEvent } from "./sse.ts";
 
+/** TLS settings for the upstream: `proxy.ca_bundle` and `proxy.verify_ssl`. */
+export interface UpstreamTls {
+  ca?: string[];
+  rejectUnauthorized: boolean;
+}
+
+/** The fetch options that carry UpstreamTls (nothing when defaults apply). */
+export function tlsInit(tls: UpstreamTls | undefined): { tls?: UpstreamTls } {
+  return tls && (tls.ca?.length || !tls.rejectUnauthorized) ? { tls } : {};
+}
+
 /** Hop-by-hop headers (RFC 9110 §7.6.1) plus those sluice recomputes. */
 const HOP = new Set([
   "connection",

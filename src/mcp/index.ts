@@ -3,7 +3,7 @@
  * there is one, and runs the mode the flags ask for with one security core (McpSession) per session.
  */
 import { join } from "node:path";
-import { loadConfig } from "../config/load.ts";
+import { loadConfig, readCaBundle } from "../config/load.ts";
 import type { Config, CustomRuleConfig } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
 import { type Level, Logger } from "../core/log.ts";
@@ -18,6 +18,7 @@ import { type BaselineStore, StoreBaselines } from "./drift.ts";
 import { filterEnv } from "./env.ts";
 import { Reporter } from "./events.ts";
 import { runHttpBridge } from "./http-bridge.ts";
+import type { UpstreamTls } from "./http-common.ts";
 import { startReverseProxy } from "./reverse.ts";
 import { runStdio } from "./stdio.ts";
 import { runWsBridge } from "./ws-bridge.ts";
@@ -206,6 +207,10 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     return passthrough;
   };
 
+  const tls: UpstreamTls = {
+    ca: config.proxy.ca_bundle ? readCaBundle(config.proxy.ca_bundle) : undefined,
+    rejectUnauthorized: config.proxy.verify_ssl,
+  };
   const serverId = serverIdFor(mode, o.name);
   const baselines = baselinesFor(store, loaded.configDir);
   const poisonAction = (): Action =>
@@ -266,11 +271,11 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     }
     case "http-bridge":
       return finish(
-        await runHttpBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers }),
+        await runHttpBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers, tls }),
       );
     case "ws-bridge":
       return finish(
-        await runWsBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers }),
+        await runWsBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers, tls }),
       );
     case "reverse": {
       const server = startReverseProxy({
@@ -280,6 +285,7 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
         log,
         newSession,
         headers: o.headers,
+        tls,
       });
       const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
       // Always printed (not subject to --log-level): scripts and tests read the address from it.

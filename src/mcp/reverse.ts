@@ -6,7 +6,15 @@
 import type { Server } from "bun";
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import { cleanHeaders, filterSse, forwardText, requestIds, transportError } from "./http-common.ts";
+import {
+  cleanHeaders,
+  filterSse,
+  forwardText,
+  requestIds,
+  tlsInit,
+  transportError,
+  type UpstreamTls,
+} from "./http-common.ts";
 
 export interface ReverseOptions {
   host: string;
@@ -16,6 +24,7 @@ export interface ReverseOptions {
   /** A fresh security core for a new MCP session. */
   newSession: () => McpSession;
   headers: [string, string][];
+  tls?: UpstreamTls;
 }
 
 const LOOPBACK_HOSTS = /^(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])(?::\d+)?$/i;
@@ -68,7 +77,13 @@ export function startReverseProxy(opts: ReverseOptions): Server<undefined> {
         srv.timeout(req, 0);
         let res: Response;
         try {
-          res = await fetch(target(url), { method, headers, redirect: "manual", signal: req.signal });
+          res = await fetch(target(url), {
+            method,
+            headers,
+            redirect: "manual",
+            signal: req.signal,
+            ...tlsInit(opts.tls),
+          });
         } catch (err) {
           return new Response(`sluice: cannot reach the MCP server: ${(err as Error).message}\n`, {
             status: 502,

@@ -4,7 +4,7 @@
  */
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import { forwardText, oneLine } from "./http-common.ts";
+import { forwardText, oneLine, tlsInit, type UpstreamTls } from "./http-common.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
 
 export interface WsBridgeOptions {
@@ -12,6 +12,7 @@ export interface WsBridgeOptions {
   session: McpSession;
   log: Logger;
   headers: [string, string][];
+  tls?: UpstreamTls;
   input?: ReadableStream<Uint8Array>;
 }
 
@@ -21,6 +22,7 @@ export async function runWsBridge(opts: WsBridgeOptions): Promise<number> {
   const ws = new WebSocket(opts.upstream.href, {
     protocols: ["mcp"],
     headers: Object.fromEntries(opts.headers),
+    ...tlsInit(opts.tls),
   } as unknown as string[]);
   let chain: Promise<void> = Promise.resolve();
   let failed = false;

@@ -8,6 +8,7 @@ import { describe, expect, test } from "bun:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { testTls } from "../helpers/tls.ts";
 import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
 import { CLI, RawSession, REPO, StderrLog, sdkOverSluice, tempHome, testEnv } from "./helpers.ts";
 
@@ -303,5 +304,23 @@ describe("byte-for-byte and batches over the network modes", () => {
     expect(byId[3]!.error!.code).toBe(-32001);
     expect(JSON.stringify(byId[4]!.result)).toContain("in batch");
     expect(up.received.some((b) => b.includes("ghost"))).toBe(false);
+  });
+});
+
+describe("TLS upstreams", () => {
+  test("https and wss servers signed by a private CA work with proxy.ca_bundle, and fail without it", async () => {
+    const tls = testTls();
+    await using https = startHttpMcpServer({ tls: { cert: tls.cert, key: tls.key } });
+    await using wss = startWsMcpServer({ tls: { cert: tls.cert, key: tls.key } });
+    for (const up of [https, wss]) {
+      await using s = await sdkOverSluice(["--upstream", up.url], {
+        config: { proxy: { ca_bundle: tls.caPath } },
+      });
+      const r = await s.client.callTool({ name: "echo", arguments: { message: "over tls" } });
+      expect((r.content as { text: string }[])[0]!.text).toBe("over tls");
+    }
+    await using raw = new RawSession(["--upstream", https.url]);
+    const init = await raw.initialize();
+    expect((init.error as { code: number }).code).toBe(-32000);
   });
 });
