@@ -14,7 +14,7 @@ import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
 import { forward, timersFor, type UpstreamTls } from "./forward.ts";
-import { upstreamRequestHeaders } from "./headers.ts";
+import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { scanGuarded } from "./scan.ts";
 import { sessionContext } from "./session.ts";
@@ -223,6 +223,7 @@ export class ProxyServer {
     this.#aborts.add(abort);
     const signal = AbortSignal.any([req.signal, abort.signal]);
     const pathAndQuery = url.pathname + url.search;
+    const shownPath = loggablePath(url.pathname, url.search);
 
     // Body: buffered when it fits the scan limit, else streamed through unscanned.
     const declared = Number(req.headers.get("content-length") ?? "NaN");
@@ -231,12 +232,12 @@ export class ProxyServer {
     if (req.body && Number.isFinite(declared) && declared > cfg.proxy.max_body_size) {
       body = req.body;
       skipped = `body of ${declared} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
-      log.warn(`not scanning ${pathAndQuery}: ${skipped}`, { request_id: requestId });
+      log.warn(`not scanning ${shownPath}: ${skipped}`, { request_id: requestId });
     } else if (req.body) {
       body = new Uint8Array(await req.arrayBuffer());
       if (body.byteLength > cfg.proxy.max_body_size) {
         skipped = `body of ${body.byteLength} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
-        log.warn(`not scanning ${pathAndQuery}: ${skipped}`, { request_id: requestId });
+        log.warn(`not scanning ${shownPath}: ${skipped}`, { request_id: requestId });
       }
     }
     const bytes = body instanceof Uint8Array ? body : null;
@@ -285,7 +286,7 @@ export class ProxyServer {
         client: session.client,
         model: session.model,
         method: req.method,
-        path: pathAndQuery,
+        path: shownPath,
         action,
         finding_count: verdict.findings.length,
         bytes: bytes?.byteLength ?? (Number.isFinite(declared) ? declared : 0),
@@ -404,7 +405,7 @@ export class ProxyServer {
       provider,
       target,
       origin: req.headers.get("origin"),
-      path: new URL(req.url).pathname + new URL(req.url).search,
+      path: loggablePath(new URL(req.url).pathname, new URL(req.url).search),
       headers: req.headers,
       session,
       upstream: up.ws,

@@ -362,3 +362,39 @@ describe("forwarding hygiene", () => {
     expect(new TextDecoder().decode(up.requests.at(-1)!.body)).toBe(big);
   });
 });
+
+describe("secrets stay out of logs and events", () => {
+  test("a credential in the query is forwarded as is but masked in events and logs; blocked values never logged", async () => {
+    const secret = "AKIAIOSFODNN7EXAMPLE";
+    const key = "AIzaSyRAWKEYRAWKEYRAWKEY12345";
+    await using s = await startSluice({
+      upstream: up.url,
+      hook: (r): Verdict =>
+        new TextDecoder().decode(r.body).includes(secret)
+          ? { action: "block", findings: [finding()], scanned_bytes: r.body.byteLength }
+          : { action: "pass", findings: [], scanned_bytes: r.body.byteLength },
+    });
+    s.runtime.log.level = "debug";
+    const events: string[] = [];
+    s.runtime.bus.on("request", (e) => events.push(JSON.stringify(e)));
+    s.runtime.bus.on("finding", (e) => events.push(JSON.stringify(e)));
+    const ok = await fetch(`${s.proxyUrl}/v1beta/models/g:generateContent?alt=json&key=${key}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(ok.status).toBe(200);
+    await ok.arrayBuffer();
+    expect(up.requests.at(-1)!.path).toBe(`/v1beta/models/g:generateContent?alt=json&key=${key}`);
+    const blocked = await fetch(`${s.proxyUrl}/v1/messages`, {
+      method: "POST",
+      headers: ANTH,
+      body: JSON.stringify({ messages: [{ role: "user", content: secret }] }),
+    });
+    expect(blocked.status).toBe(403);
+    expect(events.some((e) => e.includes("key=****"))).toBe(true);
+    const everything = [...events, ...s.runtime.log.recent].join("\n");
+    expect(everything).not.toContain(key);
+    expect(everything).not.toContain(secret);
+  });
+});
