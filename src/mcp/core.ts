@@ -11,6 +11,7 @@ import { ACTION_RANK, type Action, strongest } from "../core/types.ts";
 import { ToolInventory } from "./binding.ts";
 import { type BaselineStore, baselineOf, checkDrift, formatDiff } from "./drift.ts";
 import { mcpFinding, type Reporter } from "./events.ts";
+import { findHidden } from "./hidden.ts";
 import {
   blockedResponse,
   classify,
@@ -613,7 +614,46 @@ export class McpSession {
     });
   }
 
+  /**
+   * Invisible tag characters in a tool result are instructions aimed at the model that the user cannot
+   * see (indirect prompt injection). Reported, not blocked. (ANSI and zero-width characters are common
+   * in legitimate output, so results are checked for tag characters only.)
+   */
+  #hiddenInResult(result: Record<string, unknown>, tool: string, requestId: string) {
+    if (!this.#cfg.scan_tool_descriptions) return;
+    for (const l of leaves(result.content, "result.content")) {
+      const tags = findHidden(l.text).find((h) => h.kind === "tag_characters");
+      if (!tags) continue;
+      const decoded = tags.decoded ?? "";
+      const message = `sluice warning: tools/call ${tool} result hides text in invisible tag characters at ${l.path}: "${decoded.slice(0, 60)}${decoded.length > 60 ? "…" : ""}"`;
+      this.opts.reporter.finding(
+        mcpFinding({
+          rule: "mcp_hidden_text",
+          finding_type: "hidden_text_in_result",
+          severity: "high",
+          action: "alert",
+          path: l.path,
+          preview: decoded.slice(0, 40),
+          description: message,
+        }),
+        requestId,
+      );
+      this.opts.reporter.event({
+        kind: "tool-poisoning",
+        severity: "high",
+        message,
+        tool,
+        field: l.path,
+        category: "hidden_text",
+        pattern: "tag_characters",
+        excerpt: decoded.slice(0, 60),
+        action: "alert",
+      });
+    }
+  }
+
   #onToolResult(res: JsonRpcResponse, result: Record<string, unknown>, tool: string): Step {
+    this.#hiddenInResult(result, tool, `mcp:${String(res.id)}`);
     if (!this.opts.scan) return SAME;
     const scanned = this.#scanLeaves(
       { content: result.content, structuredContent: result.structuredContent },

@@ -15,7 +15,9 @@ export interface HiddenText {
   decoded?: string;
 }
 
+// Tag characters, except inside an emoji flag sequence (🏴 + a-z tags + cancel tag, e.g. England's flag).
 const TAGS = /[\u{E0000}-\u{E007F}]+/gu;
+const FLAG_TAGS = /\u{1F3F4}[\u{E0061}-\u{E007A}]+\u{E007F}/gu;
 // Zero-width and invisible formatting characters, and the variation selectors used for steganography.
 // U+200D (ZWJ) between two pictographs is an emoji sequence, not hidden text.
 const ZERO_WIDTH =
@@ -30,7 +32,7 @@ export function findHidden(text: string): HiddenText[] {
   const out: HiddenText[] = [];
   // Fast path: every class lives outside printable ASCII except ESC and backspace.
   if (!/[^\x20-\x7E\t\n\r]/.test(text)) return out;
-  const tags = text.match(TAGS);
+  const tags = text.replace(FLAG_TAGS, "").match(TAGS);
   if (tags) {
     const all = tags.join("");
     let decoded = "";
@@ -59,6 +61,7 @@ export function findHidden(text: string): HiddenText[] {
 export function revealHidden(text: string): string {
   if (!/[^\x20-\x7E\t\n\r]/.test(text)) return text;
   return text
+    .replace(FLAG_TAGS, "\u{1F3F4}")
     .replace(TAGS, (m) => {
       let s = "";
       for (const ch of m) {
