@@ -3,7 +3,7 @@
  * sluice command line. One file per command under src/cli/, loaded on demand so that `sluice scan`
  * does not pay for the dashboard and `sluice mcp` does not pay for the proxy.
  */
-import { defineCommand, runMain } from "citty";
+import { defineCommand, runCommand, runMain } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { GIT_COMMIT, STANDALONE, VERSION } from "./core/build-info.ts";
 
@@ -31,4 +31,21 @@ const main = defineCommand({
   },
 });
 
-if (import.meta.main) await runMain(main);
+/**
+ * citty's runMain treats `--help`/`-h` anywhere as a request for sluice's usage, even after `--`
+ * (`sluice mcp -- server -h host`). Arguments after `--` belong to the wrapped command: when sluice's
+ * own part has no help flag, run the command directly.
+ */
+async function start(argv: string[]) {
+  const dd = argv.indexOf("--");
+  const own = dd === -1 ? argv : argv.slice(0, dd);
+  if (dd === -1 || own.includes("--help") || own.includes("-h")) return runMain(main, { rawArgs: argv });
+  try {
+    await runCommand(main, { rawArgs: argv });
+  } catch (err) {
+    console.error(`sluice: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}
+
+if (import.meta.main) await start(process.argv.slice(2));

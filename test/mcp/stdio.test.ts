@@ -189,3 +189,33 @@ describe("stdio framing", () => {
     expect(await new Response(p.stderr).text()).toContain("cannot start MCP server");
   });
 });
+
+describe("command line", () => {
+  test("--help and -h after -- belong to the server command, not to sluice", async () => {
+    const home = tempHome();
+    const p = Bun.spawn(
+      [
+        "bun",
+        join(REPO, "src/cli.ts"),
+        "mcp",
+        "--no-store",
+        "--",
+        "sh",
+        "-c",
+        'echo "args: $*" >&2',
+        "x",
+        "--help",
+        "-h",
+      ],
+      {
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+        env: { PATH: process.env.PATH!, HOME: home, SLUICE_HOME: home },
+      },
+    );
+    p.stdin.end();
+    expect(await p.exited).toBe(0);
+    expect(await new Response(p.stderr).text()).toContain("args: --help -h");
+  });
+});
