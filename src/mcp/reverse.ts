@@ -27,6 +27,7 @@ export interface ReverseOptions {
   tls?: UpstreamTls;
 }
 
+const MAX_SESSIONS = 1000;
 const LOOPBACK_HOSTS = /^(?:127\.\d+\.\d+\.\d+|localhost|\[::1\])(?::\d+)?$/i;
 
 function jsonResponse(body: string, status = 200, headers?: Headers): Response {
@@ -49,10 +50,16 @@ export function startReverseProxy(opts: ReverseOptions): Server<undefined> {
     return new URL(url.pathname + url.search, upstream.origin);
   };
 
+  /** Remember a session's core; the oldest is forgotten beyond MAX_SESSIONS (clients that never DELETE). */
+  const remember = (id: string, s: McpSession) => {
+    sessions.set(id, s);
+    while (sessions.size > MAX_SESSIONS) sessions.delete(sessions.keys().next().value as string);
+  };
+
   const sessionFor = (id: string | null): McpSession => {
     if (id) {
       let s = sessions.get(id);
-      if (!s) sessions.set(id, (s = opts.newSession()));
+      if (!s) remember(id, (s = opts.newSession()));
       return s;
     }
     return opts.newSession();
@@ -125,7 +132,7 @@ export function startReverseProxy(opts: ReverseOptions): Server<undefined> {
         return jsonResponse(errs.length === 1 && !batch ? errs[0]! : `[${errs.join(",")}]`, 502);
       }
       const newSid = res.headers.get("mcp-session-id");
-      if (newSid && !sessions.has(newSid)) sessions.set(newSid, session);
+      if (newSid && !sessions.has(newSid)) remember(newSid, session);
       else if (!newSid && !sid && res.ok) stateless ??= session;
       const rh = cleanHeaders(res.headers);
       const type = res.headers.get("content-type") ?? "";
