@@ -110,6 +110,8 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
     if (input.clientSignal.aborted) return fail(502, "client closed the request", "client closed");
     if (usePool && !release) release = await input.pool.acquire(host);
     const warm = usePool && input.pool.hasWarmConnection(host);
+    // Pooled connections idle for longer than 2 × timeout are evicted: start on a fresh one.
+    const fresh = !usePool || input.pool.idleExpired(host);
     const headersTimer = setTimeout(
       () => {
         timeoutHit = new TimeoutError("headers");
@@ -124,7 +126,7 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
         body: input.body as BodyInit | null,
         redirect: "manual",
         signal: ctl.signal,
-        keepalive: usePool,
+        keepalive: !fresh,
         decompress: false,
         tls: input.tls,
       } as RequestInit);

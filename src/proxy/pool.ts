@@ -3,7 +3,9 @@
  * slot and reuse kept-alive connections (Bun's fetch keeps them); at most `max_connections` run at once
  * per host, later ones queue and a warning is logged. Streaming requests take no slot and use a fresh
  * connection that is closed after use. A host idle for more than 2 × timeout is evicted: its next
- * request opens a fresh connection instead of trusting a socket that may have gone stale.
+ * request opens a fresh connection instead of trusting a socket that may have gone stale. (The sockets
+ * themselves live in Bun's fetch keep-alive pool, which has no eviction API; a stale one that is still
+ * reused later fails with a reset, which `forward` retries once on a fresh connection.)
  */
 import type { Logger } from "../core/log.ts";
 
@@ -38,6 +40,15 @@ export class HostPool {
     return !!s && s.lastUsed > 0 && now - s.lastUsed <= this.idleEvictMs;
   }
 
+  /**
+   * True when `host`'s pooled connections have been idle longer than the eviction threshold: the next
+   * request must not trust them and opens a fresh connection instead.
+   */
+  idleExpired(host: string, now = Date.now()): boolean {
+    const s = this.#hosts.get(host);
+    return !!s && s.lastUsed > 0 && now - s.lastUsed > this.idleEvictMs;
+  }
+
   /** Take a slot; resolves with its release function. Queues (and warns) when all slots are busy. */
   async acquire(host: string): Promise<() => void> {
     const s = this.#state(host);
@@ -66,11 +77,19 @@ export class HostPool {
     };
   }
 
-  /** Forget hosts idle for longer than the eviction threshold. */
+  /**
+   * Forget hosts idle for longer than ten times the eviction threshold (their state only; the next
+   * request to them starts on a fresh connection either way, see `idleExpired`).
+   */
   evictIdle(now = Date.now()): number {
     let n = 0;
     for (const [host, s] of this.#hosts) {
-      if (s.busy === 0 && s.queue.length === 0 && s.lastUsed > 0 && now - s.lastUsed > this.idleEvictMs) {
+      if (
+        s.busy === 0 &&
+        s.queue.length === 0 &&
+        s.lastUsed > 0 &&
+        now - s.lastUsed > this.idleEvictMs * 10
+      ) {
         this.#hosts.delete(host);
         n++;
       }

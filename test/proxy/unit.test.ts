@@ -105,6 +105,10 @@ test("pool: at most max_connections per host run at once; the rest queue with on
   (await p4)();
   expect(pool.stats().h).toEqual({ busy: 0, queued: 0 });
   expect(pool.hasWarmConnection("h")).toBe(true);
-  expect(pool.evictIdle(Date.now() + 5000)).toBe(1);
-  expect(pool.hasWarmConnection("h")).toBe(false);
+  expect(pool.idleExpired("h")).toBe(false);
+  expect(pool.idleExpired("h", Date.now() + 1500)).toBe(true);
+  expect(pool.hasWarmConnection("h", Date.now() + 1500)).toBe(false);
+  expect(pool.evictIdle(Date.now() + 5000)).toBe(0);
+  expect(pool.evictIdle(Date.now() + 20_000)).toBe(1);
+  expect(pool.stats().h).toBeUndefined();
 });
