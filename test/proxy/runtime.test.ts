@@ -116,3 +116,22 @@ test("a busy host queues requests beyond proxy.max_connections and warns once", 
   expect(peak).toBe(2);
   expect(lines.filter((l) => l.includes("are busy")).length).toBe(1);
 });
+
+test("the community rules are imported on first serve unless --no-default-rules or rules.auto_import: false", async () => {
+  const { loadBuiltinRules } = await import("../../src/detect/builtin.ts");
+  const builtin = loadBuiltinRules().filter((r) => r.enabled).length;
+  const count = (rt: { rules(): { source: string }[] }) =>
+    rt.rules().filter((r) => r.source === "builtin").length;
+  {
+    await using s = await startSluice({ dashboard: false });
+    expect(count(s.runtime)).toBe(builtin);
+  }
+  {
+    await using s = await startSluice({ dashboard: false, noDefaultRules: true });
+    expect(count(s.runtime)).toBe(0);
+  }
+  {
+    await using s = await startSluice({ dashboard: false, config: { rules: { auto_import: false } } });
+    expect(count(s.runtime)).toBe(0);
+  }
+});
