@@ -1,0 +1,78 @@
+/**
+ * End to end with the real scanner (no injected hook): a YAML custom rule with action block stops a
+ * request with the provider's 403 naming the finding type, path and rule but never the value; the
+ * upstream never sees it; findings reach the bus. Skipped while the detection engine behind
+ * `createScanner` is still the pass-through stub.
+ */
+import { expect, test } from "bun:test";
+import { defaultConfig } from "../../src/config/schema.ts";
+import type { Finding, RuleDef } from "../../src/core/types.ts";
+import { createScanner } from "../../src/policy/scanner.ts";
+import { startSluice } from "../helpers/sluice.ts";
+import { json, startUpstream } from "../helpers/upstream.ts";
+
+const RULE = {
+  name: "test-ticket",
+  pattern: "SLT-[0-9]{6}-[A-Z]{4}",
+  severity: "high",
+  action: "block",
+} as const;
+const VALUE = "SLT-123456-ABCD";
+
+function engineIsLive(): boolean {
+  const rule: RuleDef = {
+    ...RULE,
+    detector: "custom",
+    enabled: true,
+    tier: "custom",
+    source: "config",
+    description: "",
+    tags: [],
+  };
+  try {
+    const s = createScanner({
+      config: defaultConfig,
+      rules: () => [rule],
+      rulesVersion: () => 1,
+      hmacKey: null,
+    });
+    return s.scanText(`ticket ${VALUE}`).length > 0;
+  } catch {
+    return false;
+  }
+}
+
+test.skipIf(!engineIsLive())("a custom block rule stops the request with a provider-shaped 403", async () => {
+  await using up = await startUpstream();
+  up.on("POST", "/v1/messages", () => json({ ok: true }));
+  await using s = await startSluice({
+    upstream: up.url,
+    config: { custom_rules: [RULE] },
+    noDefaultRules: true,
+  });
+  const findings: Finding[] = [];
+  s.runtime.bus.on("finding", (e) => findings.push(e.finding));
+  const headers = { "content-type": "application/json", "x-api-key": "k" };
+  const clean = await fetch(`${s.proxyUrl}/v1/messages`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ model: "m", messages: [{ role: "user", content: "nothing to see" }] }),
+  });
+  expect(clean.status).toBe(200);
+  const before = up.requests.length;
+  const res = await fetch(`${s.proxyUrl}/v1/messages`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ model: "m", messages: [{ role: "user", content: `see ticket ${VALUE} please` }] }),
+  });
+  expect(res.status).toBe(403);
+  const text = await res.text();
+  expect(text).not.toContain(VALUE);
+  const body = JSON.parse(text) as { type: string; error: { type: string; message: string } };
+  expect(body).toMatchObject({ type: "error", error: { type: "permission_error" } });
+  expect(body.error.message).toContain("test-ticket");
+  expect(body.error.message).toContain("messages[0]");
+  expect(up.requests.length).toBe(before);
+  expect(findings.some((f) => f.rule === "test-ticket" && f.action === "block")).toBe(true);
+  expect(JSON.stringify(findings)).not.toContain(VALUE);
+});
