@@ -33,6 +33,9 @@ export interface ProxyDeps {
   health(): Record<string, unknown>;
 }
 
+/** The largest request body sluice forwards at all (bodies above proxy.max_body_size go unscanned). */
+export const MAX_REQUEST_BYTES = 1024 * 1024 * 1024;
+
 /** WebSocket close code for a frame blocked by policy (RFC 6455 policy violation). */
 export const WS_POLICY_CLOSE = 1008;
 
@@ -55,6 +58,45 @@ function parseJson(body: Uint8Array, contentType: string | null): unknown {
   }
 }
 
+/**
+ * Read a body of unknown length: the whole of it when it fits `limit` bytes, else a stream that
+ * replays what was read and continues with the rest.
+ */
+export async function bufferUpTo(
+  body: ReadableStream<Uint8Array>,
+  limit: number,
+): Promise<{ bytes?: Uint8Array; stream?: ReadableStream<Uint8Array> }> {
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    chunks.push(value);
+    total += value.byteLength;
+    if (total > limit) {
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(c) {
+          const head = chunks.shift();
+          if (head) return c.enqueue(head);
+          const next = await reader.read();
+          if (next.done) c.close();
+          else c.enqueue(next.value);
+        },
+        cancel: (r) => reader.cancel(r),
+      });
+      return { stream };
+    }
+  }
+  const bytes = new Uint8Array(total);
+  let off = 0;
+  for (const c of chunks) {
+    bytes.set(c, off);
+    off += c.byteLength;
+  }
+  return { bytes };
+}
+
 export class ProxyServer {
   server: Server<WsRelayData> | null = null;
   #seq = 0;
@@ -71,12 +113,12 @@ export class ProxyServer {
 
   /** Listen on host:port (0 = any free port). */
   listen(hostname: string, port: number): Server<WsRelayData> {
-    const maxBody = Math.max(this.deps.config().proxy.max_body_size, 64 * 1024 * 1024) + 1024 * 1024;
     this.server = Bun.serve<WsRelayData>({
       hostname,
       port,
       idleTimeout: 255,
-      maxRequestBodySize: Math.min(maxBody, 2 ** 31 - 1),
+      // Bun would answer an empty 413 above its limit: ours (MAX_REQUEST_BYTES) answers in the provider's shape.
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       fetch: (req, server) => this.#handle(req, server),
       error: (err) => {
         this.deps.log.error(`proxy internal error: ${err.message}`);
@@ -227,16 +269,32 @@ export class ProxyServer {
 
     // Body: buffered when it fits the scan limit, else streamed through unscanned.
     const declared = Number(req.headers.get("content-length") ?? "NaN");
+    if (declared > MAX_REQUEST_BYTES) {
+      this.#aborts.delete(abort);
+      return {
+        response: providerError(
+          provider,
+          413,
+          `sluice: request body of ${declared} bytes is larger than the 1 GiB sluice forwards`,
+          "bad_request",
+        ),
+        done: Promise.resolve(),
+      };
+    }
     let body: Uint8Array | ReadableStream<Uint8Array> | null = null;
     let skipped: string | undefined;
     if (req.body && Number.isFinite(declared) && declared > cfg.proxy.max_body_size) {
       body = req.body;
       skipped = `body of ${declared} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
       log.warn(`not scanning ${shownPath}: ${skipped}`, { request_id: requestId });
-    } else if (req.body) {
+    } else if (req.body && Number.isFinite(declared)) {
       body = new Uint8Array(await req.arrayBuffer());
-      if (body.byteLength > cfg.proxy.max_body_size) {
-        skipped = `body of ${body.byteLength} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
+    } else if (req.body) {
+      // No Content-Length (chunked): buffer up to the scan limit, then stream the rest unscanned.
+      const read = await bufferUpTo(req.body, cfg.proxy.max_body_size);
+      body = read.bytes ?? read.stream!;
+      if (read.stream) {
+        skipped = `chunked body larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
         log.warn(`not scanning ${shownPath}: ${skipped}`, { request_id: requestId });
       }
     }

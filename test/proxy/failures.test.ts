@@ -398,3 +398,67 @@ describe("secrets stay out of logs and events", () => {
     expect(everything).not.toContain(secret);
   });
 });
+
+test("a body above the 1 GiB hard limit gets a 413 in the provider's shape, not Bun's empty one", async () => {
+  await using s = await startSluice({ upstream: up.url, dashboard: false });
+  // Only the declared length matters: sluice answers before reading the body.
+  const res = await new Promise<string>((resolve, reject) => {
+    const u = new URL(s.proxyUrl);
+    const sock = Bun.connect({
+      hostname: u.hostname,
+      port: Number(u.port),
+      socket: {
+        open(sk) {
+          sk.write(
+            "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer sk-x\r\ncontent-length: 2147483648\r\n\r\n{",
+          );
+        },
+        data(_sk, d) {
+          resolve(d.toString());
+        },
+        error: (_sk, e) => reject(e),
+      },
+    });
+    void sock;
+  });
+  expect(res).toMatch(/^HTTP\/1\.1 413/);
+  expect(res).toContain("larger than the 1 GiB");
+});
+
+test("chunked bodies (no Content-Length): scanned when within max_body_size, streamed unscanned above it", async () => {
+  const scanned: number[] = [];
+  await using s = await startSluice({
+    upstream: up.url,
+    dashboard: false,
+    config: { proxy: { max_body_size: 1024 } },
+    hook: (r) => {
+      scanned.push(r.body.byteLength);
+      return { action: "pass", findings: [], scanned_bytes: r.body.byteLength };
+    },
+  });
+  const chunked = (parts: string[]) =>
+    new ReadableStream<Uint8Array>({
+      start(c) {
+        for (const p of parts) c.enqueue(new TextEncoder().encode(p));
+        c.close();
+      },
+    });
+  const small = ["{", '"a":', '"b"}'];
+  const r1 = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer sk-x" },
+    body: chunked(small),
+  });
+  expect(r1.status).toBe(200);
+  expect(new TextDecoder().decode(up.requests.at(-1)!.body)).toBe(small.join(""));
+  expect(scanned).toEqual([small.join("").length]);
+  const big = Array.from({ length: 10 }, (_, i) => `${i}`.repeat(700));
+  const r2 = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer sk-x" },
+    body: chunked(big),
+  });
+  expect(r2.status).toBe(200);
+  expect(new TextDecoder().decode(up.requests.at(-1)!.body)).toBe(big.join(""));
+  expect(scanned).toHaveLength(1);
+});
