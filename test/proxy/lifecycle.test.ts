@@ -22,6 +22,7 @@ beforeAll(async () => {
     return c.response();
   });
   up.on("POST", "/v1/chat/completions", () => json({ ok: true }));
+  up.ws("/v1/responses");
 });
 afterAll(async () => {
   await up?.stop();
@@ -180,4 +181,23 @@ describe("signals", () => {
     expect(await p.exited).toBe(130);
     expect(p.output).toContain("second SIGINT, exiting now");
   });
+});
+
+test("SIGTERM closes open WebSockets with 1001 and exits (server.stop never waits on them)", async () => {
+  await using p = await spawnSluice([], { upstream: up.url });
+  const ws = new WebSocket(`${p.proxyUrl.replace("http", "ws")}/v1/responses`, {
+    headers: { authorization: "Bearer sk-x" },
+  } as unknown as string[]);
+  await new Promise((resolve, reject) => {
+    ws.onopen = resolve;
+    ws.onerror = reject;
+  });
+  const echoed = new Promise((r) => ws.addEventListener("message", r, { once: true }));
+  ws.send("hello");
+  await echoed;
+  const closed = new Promise<CloseEvent>((r) => ws.addEventListener("close", (e) => r(e), { once: true }));
+  p.kill("SIGTERM");
+  expect((await closed).code).toBe(1001);
+  expect(await p.exited).toBe(0);
+  expect(p.output).toContain("session summary");
 });
