@@ -382,14 +382,18 @@ export function firstChars(n: Node): Set<string> | null {
   }
 }
 
-/** Unwrap a pattern made of one group so that its sequence is visible. */
+/** The top-level sequence of a pattern, with groups that are themselves sequences spliced in. */
 function topSeq(n: Node): Node[] {
   while (n.t === "group") n = n.node;
-  if (n.t === "seq") {
-    if (n.items.length === 1 && n.items[0]!.t === "group") return topSeq(n.items[0]!);
-    return n.items;
+  if (n.t !== "seq") return [n];
+  const out: Node[] = [];
+  for (const item of n.items) {
+    let inner = item;
+    while (inner.t === "group") inner = inner.node;
+    if (inner.t === "seq") out.push(...topSeq(inner));
+    else out.push(item);
   }
-  return [n];
+  return out;
 }
 
 function score(literals: string[]): number {
@@ -408,7 +412,7 @@ export function findAnchor(n: Node, rareSingle = "@%\\"): Anchor | null {
   let bestScore = -Infinity;
   let back = 0;
   for (let k = 0; k < items.length; k++) {
-    if (back > 256) break;
+    if (back > 1024) break;
     const rest: Node = { t: "seq", items: items.slice(k) };
     const e = expand(rest);
     if (e && e.strs.length > 0) {
@@ -416,7 +420,7 @@ export function findAnchor(n: Node, rareSingle = "@%\\"): Anchor | null {
       const shortest = Math.min(...lits.map((l) => l.length));
       const usable = shortest >= 2 || (shortest === 1 && lits.every((l) => rareSingle.includes(l[0]!)));
       if (usable) {
-        const sc = score(lits) - (k > 0 ? 1 : 0);
+        const sc = score(lits) - (k > 0 ? 2 : 0);
         if (sc > bestScore) {
           const fwd = maxLen(rest);
           bestScore = sc;

@@ -1,10 +1,28 @@
 /**
  * The scanner behind the request-scanning hook: payload adapters → detection engine → policy.
- * SEAM (owned by detection): the signature is fixed; the body is filled in by the detection work.
+ * SEAM (owned by detection): `createScanner` keeps its signature.
+ *
+ * Per request: decode the body, extract segments (payload/), look each segment's fingerprint up in
+ * the session cache and scan only the new ones in one batch (detect/), then turn every match — new
+ * or remembered — into a Finding (allowlists, action, masked preview, hashes) and resolve the
+ * strongest action. For `redact` the body is rebuilt with typed placeholders. Raw values never leave.
  */
 import type { Config } from "../config/schema.ts";
-import type { RequestHook } from "../core/hook.ts";
-import type { Finding, RuleDef } from "../core/types.ts";
+import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
+import { type Action, type Finding, type RuleDef, strongest } from "../core/types.ts";
+import {
+  compileRules,
+  type EncodingOptions,
+  type Engine,
+  type RawMatch,
+  scanText,
+} from "../detect/engine.ts";
+import { checkUserPattern } from "../detect/pattern.ts";
+import { extractSegments, TEXT_PATH } from "../payload/extract.ts";
+import { placeholder, type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
+import { isAllowlisted } from "./allowlist.ts";
+import { type CachedMatch, fingerprint, SegmentCache } from "./dedup.ts";
+import { contentHash, maskValue, valueHash } from "./mask.ts";
 
 export interface ScannerOptions {
   /** The configuration in force (read on every request, so reloads apply at once). */
@@ -23,9 +41,288 @@ export interface Scanner {
   scanText(text: string, path?: string): Finding[];
 }
 
-export function createScanner(_opts: ScannerOptions): Scanner {
-  return {
-    hook: () => ({ action: "pass", findings: [], scanned_bytes: 0 }),
-    scanText: () => [],
+/** Segments shorter than this are scanned every time rather than remembered. */
+const MIN_CACHED = 16;
+/** Joins segments for one batched scan; no rule matches across it. */
+const SEP = "\n\u0000\n";
+
+const patternChecks = new Map<string, boolean>();
+function userPatternOk(pattern: string): boolean {
+  let ok = patternChecks.get(pattern);
+  if (ok === undefined) {
+    ok = checkUserPattern(pattern).ok;
+    if (patternChecks.size > 10_000) patternChecks.clear();
+    patternChecks.set(pattern, ok);
+  }
+  return ok;
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+function globToRe(glob: string): string {
+  return glob
+    .split(/(\*\*|\*|\?)/)
+    .map((p) =>
+      p === "**" ? "[\\w./-]{0,256}" : p === "*" ? "[\\w.-]{0,64}" : p === "?" ? "[\\w.-]" : escapeRe(p),
+    )
+    .join("");
+}
+
+/** Rules that come from the configuration itself: proprietary keywords and file patterns, custom_rules. */
+export function configRules(cfg: Config, existing: Set<string>): RuleDef[] {
+  const out: RuleDef[] = [];
+  const base = { enabled: true, tier: "custom" as const, source: "config" as const, tags: [] as string[] };
+  const kws = cfg.proprietary.keywords.filter((k) => k.trim().length > 0);
+  if (kws.length > 0 && !existing.has("proprietary_keyword"))
+    out.push({
+      ...base,
+      name: "proprietary_keyword",
+      pattern: `(?i)(?<![\\w])(${kws.map((k) => escapeRe(k.trim()).replace(/\s+/g, "\\s{1,4}")).join("|")})(?![\\w])`,
+      detector: "proprietary",
+      severity: "warning",
+      action: "",
+      description: "A keyword listed in proprietary.keywords",
+      tags: ["proprietary", "keyword"],
+    });
+  const files = cfg.proprietary.file_patterns.filter((f) => f.trim().length > 0);
+  if (files.length > 0 && !existing.has("proprietary_file_pattern"))
+    out.push({
+      ...base,
+      name: "proprietary_file_pattern",
+      pattern: `(?<![\\w.-])((?:[\\w.-]{1,64}/){0,4}(?:${files.map((f) => globToRe(f.trim())).join("|")}))(?![\\w.-])`,
+      detector: "proprietary",
+      severity: "warning",
+      action: "",
+      description: "A file name matching proprietary.file_patterns",
+      tags: ["proprietary", "file"],
+    });
+  for (const c of cfg.custom_rules) {
+    if (existing.has(c.name)) continue;
+    out.push({
+      ...base,
+      name: c.name,
+      pattern: c.pattern,
+      detector: c.detector,
+      severity: c.severity,
+      action: c.action,
+      description: c.description,
+      tags: c.tags,
+      validator: c.validator ?? null,
+      keywords: c.keywords ?? null,
+    });
+  }
+  return out;
+}
+
+function encodingOf(cfg: Config): EncodingOptions | null {
+  if (!cfg.pipeline.stages.encoding_decode.enabled) return null;
+  const e = cfg.pipeline.encoding;
+  if (e.max_depth === 0 || !(e.base64 || e.hex || e.url || e.unicode)) return null;
+  return { ...e };
+}
+
+/** The action of one finding: the rule's, else its detector's, else the pipeline default. */
+export function resolveAction(rule: RuleDef, cfg: Config): Action {
+  if (rule.action) return rule.action;
+  const det = cfg.detectors[rule.detector]?.action;
+  if (det) return det;
+  return cfg.pipeline.default_action;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: false });
+const encoder = new TextEncoder();
+
+export function createScanner(opts: ScannerOptions): Scanner {
+  const cache = new SegmentCache();
+  let compiled: { key: string; engine: Engine } | null = null;
+
+  function engineFor(cfg: Config): Engine {
+    const key = JSON.stringify([
+      opts.rulesVersion(),
+      Object.entries(cfg.detectors).map(([k, v]) => [k, v.enabled]),
+      cfg.proprietary,
+      cfg.custom_rules,
+    ]);
+    if (compiled?.key === key) return compiled.engine;
+    const defs = opts
+      .rules()
+      .filter((r) => r.enabled !== false)
+      .filter((r) => r.source === "builtin" || userPatternOk(r.pattern));
+    const all = [...defs, ...configRules(cfg, new Set(defs.map((r) => r.name)))].filter(
+      (r) =>
+        cfg.detectors[r.detector]?.enabled !== false && (r.source === "builtin" || userPatternOk(r.pattern)),
+    );
+    const engine = compileRules(all);
+    compiled = { key, engine };
+    return engine;
+  }
+
+  function toFinding(m: CachedMatch, path: string, cfg: Config, where: string[]): Finding | null {
+    if (isAllowlisted(cfg.allowlists, m.rule.detector, m.value, where)) return null;
+    if (!m.hashes) {
+      m.hashes = {
+        content: contentHash(m.value),
+        value: opts.hmacKey ? valueHash(m.value, opts.hmacKey) : null,
+        preview: maskValue(m.value),
+      };
+    }
+    return {
+      rule: m.rule.name,
+      detector: m.rule.detector,
+      finding_type: m.rule.name,
+      severity: m.rule.severity,
+      action: resolveAction(m.rule, cfg),
+      path,
+      start: m.start,
+      end: m.end,
+      preview: m.hashes.preview,
+      content_hash: m.hashes.content,
+      value_hash: cfg.analytics.hash_secrets ? m.hashes.value : null,
+      decoded: m.decoded,
+      description: m.rule.description,
+    };
+  }
+
+  /** Matches per segment, from the session cache or one batched scan of the new segments. */
+  function matchSegments(
+    texts: string[],
+    engine: Engine,
+    enc: EncodingOptions | null,
+    sessionId: string | null,
+    cfg: Config,
+  ) {
+    const per: CachedMatch[][] = new Array(texts.length);
+    const conv = sessionId ? cache.session(sessionId, cfg.dedup) : null;
+    const fps: (bigint | number | null)[] = new Array(texts.length).fill(null);
+    const todo: number[] = [];
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i]!;
+      if (conv && t.length >= MIN_CACHED) {
+        const fp = fingerprint(t);
+        const hit = conv.segments.get(fp);
+        if (hit) {
+          per[i] = hit;
+          continue;
+        }
+        fps[i] = fp;
+      }
+      todo.push(i);
+    }
+    if (todo.length > 0) {
+      const parts: string[] = [];
+      const bounds: number[] = [];
+      let at = 0;
+      for (const i of todo) {
+        const t = texts[i]!;
+        bounds.push(at, at + t.length);
+        parts.push(t);
+        at += t.length + SEP.length;
+        per[i] = [];
+      }
+      const joined = parts.length === 1 ? parts[0]! : parts.join(SEP);
+      const found = scanText(engine, joined, { encoding: enc, bounds });
+      for (const m of found) {
+        let lo = 0;
+        let hi = todo.length - 1;
+        while (lo < hi) {
+          const mid = (lo + hi + 1) >> 1;
+          if (bounds[mid * 2]! <= m.start) lo = mid;
+          else hi = mid - 1;
+        }
+        const k = lo;
+        const base = bounds[k * 2]!;
+        if (m.end > bounds[k * 2 + 1]!) continue;
+        per[todo[k]!]!.push({ ...m, start: m.start - base, end: m.end - base });
+      }
+      if (conv) for (const i of todo) if (fps[i] !== null) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
+    }
+    return per;
+  }
+
+  const epochOf = (cfg: Config) => `${compiled?.key}|${JSON.stringify(encodingOf(cfg))}`;
+
+  const hook: RequestHook = (req: ScanRequest): Verdict => {
+    const cfg = opts.config();
+    if (!cfg.pipeline.stages.outbound_dlp.enabled)
+      return {
+        action: "pass",
+        findings: [],
+        scanned_bytes: 0,
+        skipped: "pipeline stage outbound_dlp is disabled",
+      };
+    if (req.body.length > cfg.proxy.max_body_size)
+      return {
+        action: "pass",
+        findings: [],
+        scanned_bytes: 0,
+        skipped: "body larger than proxy.max_body_size",
+      };
+    if (req.body.length === 0) return { action: "pass", findings: [], scanned_bytes: 0 };
+    const engine = engineFor(cfg);
+    const enc = encodingOf(cfg);
+    cache.setEpoch(epochOf(cfg));
+    const raw = utf8.decode(req.body);
+    let json: unknown = req.json;
+    let isJson = json !== undefined;
+    if (!isJson) {
+      const first = raw.trimStart()[0];
+      if (first === "{" || first === "[" || first === '"') {
+        try {
+          json = JSON.parse(raw);
+          isJson = true;
+        } catch {
+          isJson = false;
+        }
+      }
+    }
+    const segments = isJson ? extractSegments(json, req.provider) : [{ path: TEXT_PATH, text: raw }];
+    const per = matchSegments(
+      segments.map((s) => s.text),
+      engine,
+      enc,
+      req.session?.session_id ? `${req.transport}:${req.session.session_id}` : null,
+      cfg,
+    );
+    const findings: Finding[] = [];
+    const edits: RedactEdit[] = [];
+    let action: Action = "pass";
+    for (let i = 0; i < segments.length; i++) {
+      const path = segments[i]!.path;
+      for (const m of per[i]!) {
+        const f = toFinding(m, path, cfg, [path]);
+        if (!f) continue;
+        findings.push(f);
+        action = strongest(action, f.action);
+        if (f.action === "redact")
+          edits.push({ path, start: m.start, end: m.end, replacement: placeholder(f.finding_type) });
+      }
+    }
+    const verdict: Verdict = { action, findings, scanned_bytes: req.body.length };
+    if (action === "redact") {
+      try {
+        const out = isJson ? redactJson(raw, edits) : redactText(raw, edits);
+        verdict.body = encoder.encode(out);
+      } catch (err) {
+        // The body could not be rebuilt: never forward the unredacted value.
+        verdict.action = "block";
+        verdict.skipped = `redaction failed (${(err as Error).message}); blocked instead`;
+      }
+    }
+    return verdict;
   };
+
+  function scanPlainText(text: string, path = "text"): Finding[] {
+    const cfg = opts.config();
+    if (!cfg.pipeline.stages.outbound_dlp.enabled) return [];
+    const engine = engineFor(cfg);
+    const matches: RawMatch[] = scanText(engine, text, { encoding: encodingOf(cfg) });
+    const out: Finding[] = [];
+    for (const m of matches) {
+      const f = toFinding(m as CachedMatch, path, cfg, [path]);
+      if (f) out.push(f);
+    }
+    return out;
+  }
+
+  return { hook, scanText: scanPlainText };
 }

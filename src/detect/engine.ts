@@ -1,0 +1,648 @@
+/**
+ * The detection engine: compile RuleDef[] once, then scan text in one pass.
+ *
+ * Running 60 regexes over a megabyte costs ~20 ms, so rules do not scan the whole text. Each rule's
+ * pattern is analysed (regex-ast.ts) for a literal every match must contain — its prefix (`ghp_`,
+ * `AKIA`), a required literal (`@`, `.pem`) or its keywords — and one character loop over the text
+ * looks up each position's bigram in a 64 K table of those literals. A rule's regex then runs only
+ * on a small window around each hit. Rules whose matches start with a digit share one digit-cluster
+ * prefilter; the few rules left run over the whole text (user rules in bounded chunks). The same loop
+ * collects base64/hex runs for the decoder. Pure: no I/O.
+ */
+import type { RuleDef } from "../core/types.ts";
+import { compilePattern, patternParts } from "./pattern.ts";
+import { type Anchor, findAnchor, firstChars, type Node, parseRegex } from "./regex-ast.ts";
+import { VALIDATOR_FNS } from "./validators.ts";
+
+export interface EncodingOptions {
+  base64: boolean;
+  hex: boolean;
+  url: boolean;
+  unicode: boolean;
+  max_depth: number;
+  min_decoded_length: number;
+  max_decoded_length: number;
+}
+
+export interface CompiledRule {
+  def: RuleDef;
+  re: RegExp;
+  /** The same pattern, sticky: tried exactly at a prefix anchor's position. */
+  sticky: RegExp;
+  trigger: "anchor" | "digits" | "full";
+  anchor: Anchor | null;
+  keywords: string[] | null;
+  /** Builtin rules are trusted to be linear; others run over bounded chunks. */
+  trusted: boolean;
+}
+
+interface AnchorUse {
+  rule: number;
+  back: number;
+  forward: number;
+}
+interface AnchorLit {
+  lit: string;
+  /** Lower-cased literal when case-insensitive, else null. */
+  lower: string | null;
+  uses: AnchorUse[];
+}
+
+export interface CompileProblem {
+  rule: string;
+  message: string;
+}
+
+export interface Engine {
+  rules: CompiledRule[];
+  /** bigram (c0 & 255) << 8 | (c1 & 255) → index into `lits` + 1, 0 for none. */
+  bigram: Uint16Array;
+  /** slot << 8 | third character → 1 when some literal of the slot allows that third character. */
+  third: Uint8Array;
+  bigramLits: AnchorLit[][];
+  /** Anchors of one character (e.g. "@"): char → uses. */
+  single: Map<string, AnchorUse[]>;
+  digitRules: number[];
+  fullRules: number[];
+  problems: CompileProblem[];
+}
+
+/** Characters a match may extend past a window's estimate, and the cap for unbounded patterns. */
+const WINDOW_PAD = 64;
+const MAX_FORWARD = 4096;
+const KEYWORD_BACK = 256;
+const KEYWORD_FORWARD = 320;
+/** No rule produces more than this many matches in one scan: a bound on per-rule work. */
+export const MAX_MATCHES_PER_RULE = 1000;
+/** Untrusted full-text rules see the text in chunks of this size (with overlap). */
+const FULL_CHUNK = 16 * 1024;
+const FULL_OVERLAP = 512;
+
+const DIGIT_OK = new Set([..."0123456789+( "]);
+
+/**
+ * Compile rules into an engine. Disabled rules are skipped; a rule whose pattern does not compile is
+ * skipped and reported in `problems` (validation of user input happens before, with checkUserPattern).
+ */
+export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) => boolean } = {}): Engine {
+  const trusted = opts.trusted ?? ((d: RuleDef) => d.source === "builtin");
+  const rules: CompiledRule[] = [];
+  const problems: CompileProblem[] = [];
+  const litMap = new Map<string, AnchorLit>();
+  const single = new Map<string, AnchorUse[]>();
+  const digitRules: number[] = [];
+  const fullRules: number[] = [];
+
+  const addLit = (lit: string, ci: boolean, use: AnchorUse) => {
+    const key = ci ? `i:${lit.toLowerCase()}` : `s:${lit}`;
+    let al = litMap.get(key);
+    if (!al) litMap.set(key, (al = { lit, lower: ci ? lit.toLowerCase() : null, uses: [] }));
+    al.uses.push(use);
+  };
+
+  for (const def of defs) {
+    if (def.enabled === false) continue;
+    let re: RegExp;
+    let sticky: RegExp;
+    try {
+      re = compilePattern(def.pattern, "gd");
+      sticky = compilePattern(def.pattern, "yd");
+    } catch (err) {
+      problems.push({ rule: def.name, message: `pattern does not compile: ${(err as Error).message}` });
+      continue;
+    }
+    const { source, flags } = patternParts(def.pattern);
+    const ci = flags.includes("i");
+    let ast: Node | null = null;
+    try {
+      ast = parseRegex(source);
+    } catch {
+      ast = null;
+    }
+    const keywords = def.keywords?.length ? def.keywords.map((k) => k.toLowerCase()) : null;
+    let anchor = ast ? findAnchor(ast) : null;
+    const weak = anchor && Math.min(...anchor.literals.map((l) => l.length)) < 3;
+    if (keywords && (!anchor || weak)) {
+      anchor = { literals: def.keywords!, back: KEYWORD_BACK, forward: KEYWORD_FORWARD };
+    }
+    const index = rules.length;
+    let trigger: CompiledRule["trigger"] = "full";
+    if (anchor) {
+      trigger = "anchor";
+      const fromKeywords = keywords !== null && anchor.literals === def.keywords;
+      const forward = Number.isFinite(anchor.forward) ? Math.min(anchor.forward, MAX_FORWARD) : MAX_FORWARD;
+      for (const lit of anchor.literals) {
+        const use = { rule: index, back: anchor.back, forward };
+        if (lit.length === 1) {
+          let arr = single.get(lit);
+          if (!arr) single.set(lit, (arr = []));
+          arr.push(use);
+        } else addLit(lit, ci || fromKeywords, use);
+      }
+    } else if (ast) {
+      const fc = firstChars(ast);
+      if (fc && fc.size > 0 && [...fc].every((c) => DIGIT_OK.has(c))) trigger = "digits";
+    }
+    if (trigger === "digits") digitRules.push(index);
+    if (trigger === "full") fullRules.push(index);
+    rules.push({ def, re, sticky, trigger, anchor, keywords, trusted: trusted(def) });
+  }
+
+  const bigram = new Uint16Array(65536);
+  const bigramLits: AnchorLit[][] = [[]];
+  const put = (a: number, b: number, al: AnchorLit) => {
+    const key = ((a & 255) << 8) | (b & 255);
+    let slot = bigram[key]!;
+    if (slot === 0) {
+      slot = bigramLits.length;
+      bigramLits.push([]);
+      bigram[key] = slot;
+    }
+    if (!bigramLits[slot]!.includes(al)) bigramLits[slot]!.push(al);
+  };
+  const variants = (ch: string, ci: boolean) =>
+    ci ? [...new Set([ch.toLowerCase(), ch.toUpperCase()])] : [ch];
+  for (const al of litMap.values()) {
+    for (const x of variants(al.lit[0]!, al.lower !== null))
+      for (const y of variants(al.lit[1]!, al.lower !== null)) put(x.charCodeAt(0), y.charCodeAt(0), al);
+  }
+  const third = new Uint8Array(bigramLits.length * 256);
+  for (let key = 0; key < 65536; key++) {
+    const slot = bigram[key]!;
+    if (slot === 0) continue;
+    for (const al of bigramLits[slot]!) {
+      if (al.lit.length < 3) third.fill(1, slot << 8, (slot + 1) << 8);
+      else
+        for (const z of variants(al.lit[2]!, al.lower !== null))
+          third[(slot << 8) | (z.charCodeAt(0) & 255)] = 1;
+    }
+  }
+  return { rules, bigram, third, bigramLits, single, digitRules, fullRules, problems };
+}
+
+/** A match inside the engine: it still holds the raw value, which never leaves the scanner. */
+export interface RawMatch {
+  rule: RuleDef;
+  start: number;
+  end: number;
+  value: string;
+  /** Decoding chain when found in decoded content ("base64", "base64>url"), else null. */
+  decoded: string | null;
+}
+
+/** Shannon entropy in bits per character. */
+export function shannonEntropy(s: string): number {
+  if (s.length === 0) return 0;
+  const counts = new Map<string, number>();
+  for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+  let h = 0;
+  const n = s.length;
+  for (const c of counts.values()) {
+    const p = c / n;
+    h -= p * Math.log2(p);
+  }
+  return h;
+}
+
+/** Values that are obviously placeholders (`xxxxxxxx`, `********`, `<your-key>`). */
+function isPlaceholder(value: string): boolean {
+  if (value.length > 200) return false;
+  return /(.)\1{5,}/.test(value) || /^[<{$]|your[_-]?(?:api[_-]?)?(?:key|token|secret)|\.{3}/i.test(value);
+}
+
+const B64 = new Uint8Array(256);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
+  B64[c.charCodeAt(0)] = 1;
+
+interface State {
+  engine: Engine;
+  text: string;
+  out: RawMatch[];
+  lastEnd: Int32Array;
+  counts: Int32Array;
+  /** Segment [start, end) pairs when the text joins several segments: no window crosses one. */
+  bounds: number[] | null;
+}
+
+/** Index of the pair in `bounds` holding `pos` (binary search), as the pair's start index. */
+function segmentAt(bounds: number[], pos: number): number {
+  let lo = 0;
+  let hi = bounds.length / 2 - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (bounds[mid * 2]! <= pos) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * 2;
+}
+
+function runWindow(st: State, ri: number, from: number, to: number, pos = from, clamp = true) {
+  const { text } = st;
+  const rule = st.engine.rules[ri]!;
+  if (st.counts[ri]! >= MAX_MATCHES_PER_RULE) return;
+  if (st.bounds && clamp) {
+    const k = segmentAt(st.bounds, pos);
+    if (from < st.bounds[k]!) from = st.bounds[k]!;
+    if (to > st.bounds[k + 1]!) to = st.bounds[k + 1]!;
+  }
+  const ws = Math.max(0, from, st.lastEnd[ri]!);
+  const we = Math.min(text.length, to);
+  if (we <= ws) return;
+  const sub = ws === 0 && we === text.length ? text : text.slice(ws, we);
+  const re = rule.re;
+  re.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(sub)) !== null) {
+    if (m[0].length === 0) {
+      re.lastIndex++;
+      continue;
+    }
+    if (!record(st, ri, rule, m, ws)) return;
+  }
+}
+
+function accept(st: State, rule: CompiledRule, value: string, start: number, end: number): boolean {
+  const def = rule.def;
+  if (def.validator) {
+    const fn = VALIDATOR_FNS[def.validator];
+    if (fn && !fn(value)) return false;
+  }
+  if (def.entropy != null && !(shannonEntropy(value) > def.entropy)) return false;
+  if (def.detector === "secrets" && isPlaceholder(value)) return false;
+  if (rule.keywords) {
+    let lo = Math.max(0, start - KEYWORD_BACK);
+    let hi = end + KEYWORD_BACK;
+    if (st.bounds) {
+      const k = segmentAt(st.bounds, start);
+      lo = Math.max(lo, st.bounds[k]!);
+      hi = Math.min(hi, st.bounds[k + 1]!);
+    }
+    const around = st.text.slice(lo, hi).toLowerCase();
+    if (!rule.keywords.some((k) => around.includes(k))) return false;
+  }
+  return true;
+}
+
+function litAt(text: string, pos: number, al: AnchorLit): boolean {
+  if (al.lower === null) {
+    const l = al.lit;
+    if (pos + l.length > text.length) return false;
+    for (let k = 0; k < l.length; k++) if (text.charCodeAt(pos + k) !== l.charCodeAt(k)) return false;
+    return true;
+  }
+  const l = al.lower;
+  if (pos + l.length > text.length) return false;
+  for (let k = 0; k < l.length; k++) {
+    let c = text.charCodeAt(pos + k);
+    if (c >= 65 && c <= 90) c += 32;
+    if (c !== l.charCodeAt(k)) return false;
+  }
+  return true;
+}
+
+function mainLoop(st: State): void {
+  const { text, engine } = st;
+  const { bigram, third, bigramLits } = engine;
+  const n = text.length;
+  const hits: number[] = [];
+  let prev = n > 0 ? text.charCodeAt(0) : 0;
+  if (prev > 255) prev = 0;
+  for (let i = 1; i < n; i++) {
+    const code = text.charCodeAt(i);
+    const c = code > 255 ? 0 : code;
+    const slot = bigram[(prev << 8) | c]!;
+    if (slot !== 0) {
+      const z = i + 1 < n ? text.charCodeAt(i + 1) & 255 : 0;
+      if (third[(slot << 8) | z] === 1) hits.push(i - 1);
+    }
+    prev = c;
+  }
+  for (let h = 0; h < hits.length; h++) {
+    const pos = hits[h]!;
+    const a = text.charCodeAt(pos);
+    const b = text.charCodeAt(pos + 1);
+    for (const al of bigramLits[bigram[((a > 255 ? 0 : a) << 8) | (b > 255 ? 0 : b)]!]!) {
+      if (!litAt(text, pos, al)) continue;
+      for (const u of al.uses) {
+        if (pos < st.lastEnd[u.rule]!) continue;
+        if (u.back === 0) runAt(st, u.rule, pos);
+        else runWindow(st, u.rule, pos - u.back - WINDOW_PAD, pos + u.forward + WINDOW_PAD, pos);
+      }
+    }
+  }
+}
+
+/** Try a rule exactly at `pos` (its prefix anchor's position). */
+function runAt(st: State, ri: number, pos: number) {
+  const rule = st.engine.rules[ri]!;
+  if (st.counts[ri]! >= MAX_MATCHES_PER_RULE) return;
+  const re = rule.sticky;
+  re.lastIndex = pos;
+  const m = re.exec(st.text);
+  if (m === null || m[0].length === 0) return;
+  if (st.bounds && pos + m[0].length > st.bounds[segmentAt(st.bounds, pos) + 1]!) {
+    runWindow(st, ri, pos, pos + m[0].length, pos); // crossed into the next segment: retry clamped
+    return;
+  }
+  record(st, ri, rule, m, 0);
+}
+
+/** Record a match found in text offset by `base`; false once the rule hit its match cap. */
+function record(st: State, ri: number, rule: CompiledRule, m: RegExpExecArray, base: number): boolean {
+  const mEnd = base + m.index + m[0].length;
+  if (mEnd > st.lastEnd[ri]!) st.lastEnd[ri] = mEnd;
+  const g = m[1] !== undefined && m.indices?.[1] ? 1 : 0;
+  const [gs, ge] = m.indices![g]!;
+  const value = m[g]!;
+  if (st.bounds && st.bounds[segmentAt(st.bounds, base + gs) + 1]! < base + ge) return true; // crosses segments
+  if (accept(st, rule, value, base + gs, base + ge)) {
+    st.out.push({ rule: rule.def, start: base + gs, end: base + ge, value, decoded: null });
+    if (++st.counts[ri]! >= MAX_MATCHES_PER_RULE) return false;
+  }
+  return true;
+}
+
+const RUN_CLASS = new Uint8Array(65536);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+  RUN_CLASS[c.charCodeAt(0)] = 1;
+const HEX_CLASS = new Uint8Array(128);
+for (const c of "0123456789abcdefABCDEF") HEX_CLASS[c.charCodeAt(0)] = 1;
+
+/**
+ * Runs of base64/hex characters at least `min` long, as [start, end) pairs. Skips ahead like
+ * Boyer-Moore: when the character `min - 1` ahead is outside the class no run can cover it.
+ */
+export function findRuns(text: string, min: number): number[] {
+  const out: number[] = [];
+  const n = text.length;
+  let i = 0;
+  while (i + min <= n) {
+    const k = i + min - 1;
+    if (RUN_CLASS[text.charCodeAt(k)] === 0) {
+      i = k + 1;
+      continue;
+    }
+    let j = k - 1;
+    while (j >= i && RUN_CLASS[text.charCodeAt(j)] === 1) j--;
+    if (j >= i) {
+      i = j + 1;
+      continue;
+    }
+    let s = i;
+    while (s > 0 && RUN_CLASS[text.charCodeAt(s - 1)] === 1) s--;
+    let e = k + 1;
+    while (e < n && RUN_CLASS[text.charCodeAt(e)] === 1) e++;
+    out.push(s, e);
+    i = e + 1;
+  }
+  return out;
+}
+
+const DIGIT_CLUSTER = /[+(]?\d[\d \-.()+/:a-fA-F]{5,}/g;
+
+/**
+ * Scan one text with the engine (no decoding). Matches are sorted by start offset.
+ */
+function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
+  const st: State = {
+    engine,
+    text,
+    out: [],
+    lastEnd: new Int32Array(engine.rules.length),
+    counts: new Int32Array(engine.rules.length),
+    bounds: bounds && bounds.length >= 2 ? bounds : null,
+  };
+  mainLoop(st);
+  for (const [ch, uses] of engine.single) {
+    let p = text.indexOf(ch);
+    while (p !== -1) {
+      for (const u of uses)
+        if (p >= st.lastEnd[u.rule]!)
+          runWindow(st, u.rule, p - u.back - WINDOW_PAD, p + u.forward + WINDOW_PAD, p);
+      p = text.indexOf(ch, p + 1);
+    }
+  }
+  if (engine.digitRules.length > 0) {
+    DIGIT_CLUSTER.lastIndex = 0;
+    let m: RegExpExecArray | null;
+    while ((m = DIGIT_CLUSTER.exec(text)) !== null) {
+      const s = m.index;
+      const e = s + m[0].length;
+      for (const ri of engine.digitRules) runWindow(st, ri, s - 8, e + 8, s);
+    }
+  }
+  for (const ri of engine.fullRules) {
+    const rule = engine.rules[ri]!;
+    if (rule.trusted || text.length <= FULL_CHUNK) runWindow(st, ri, 0, text.length, 0, false);
+    else
+      for (let s = 0; s < text.length; s += FULL_CHUNK - FULL_OVERLAP) {
+        runWindow(st, ri, s, s + FULL_CHUNK, s, false);
+        if (st.counts[ri]! >= MAX_MATCHES_PER_RULE) break;
+      }
+  }
+  return st.out;
+}
+
+export interface ScanTextOptions {
+  /** Decoding settings, or null to scan only the text as it is. */
+  encoding: EncodingOptions | null;
+  /**
+   * When `text` joins several segments: their [start, end) pairs, ascending. Windows, keyword
+   * proximity and anchored matches stay inside one segment, so findings do not depend on how
+   * segments were batched.
+   */
+  bounds?: number[];
+}
+
+const PRINTABLE_MIN = 0.9;
+
+function printableRatio(s: string): number {
+  if (s.length === 0) return 0;
+  let ok = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c >= 32 && c < 127) || c === 9 || c === 10 || c === 13 || (c >= 160 && c !== 0xfffd)) ok++;
+  }
+  return ok / s.length;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: false });
+
+/**
+ * Base64 of text: the first character of every 4-character group encodes the top six bits of a
+ * byte, which for tab, newline and printable ASCII is 2 to 31 ('C' to 'f'). Checking three groups
+ * rejects ~90% of identifiers and binary blobs before any decoding.
+ */
+const QUAD_HEAD = new Uint8Array(128);
+for (const c of "CDEFGHIJKLMNOPQRSTUVWXYZabcdef") QUAD_HEAD[c.charCodeAt(0)] = 1;
+function looksLikeBase64Text(run: string): boolean {
+  const url = run.includes("-") || run.includes("_");
+  for (let q = 0; q < 12 && q < run.length - 3; q += 4) {
+    const c = run.charCodeAt(q);
+    if (c >= 128 || QUAD_HEAD[c] === 0) return false;
+  }
+  if (url && (run.includes("+") || run.includes("/"))) return false;
+  return /[A-Z]/.test(run) && /[a-z0-9]/.test(run);
+}
+
+function decodeBase64(s: string): string | null {
+  let t = s.replace(/=+$/, "");
+  const url = /[-_]/.test(t);
+  if (url && /[+/]/.test(t)) return null;
+  if (t.length % 4 === 1) return null;
+  if (url) t = t.replace(/-/g, "+").replace(/_/g, "/");
+  try {
+    // Check a prefix first: most candidates are identifiers or binary and fail here cheaply.
+    const head = t.length > 64 ? t.slice(0, 64) : t;
+    const headText = utf8.decode(Uint8Array.fromBase64(head, { lastChunkHandling: "loose" }));
+    if (printableRatio(headText) < PRINTABLE_MIN) return null;
+    const bytes = Uint8Array.fromBase64(t, { lastChunkHandling: "loose" });
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+function decodeHex(s: string): string | null {
+  if (s.length % 2 !== 0 || !/^[0-9a-fA-F]+$/.test(s)) return null;
+  try {
+    return utf8.decode(Uint8Array.fromHex(s));
+  } catch {
+    return null;
+  }
+}
+
+interface Decoded {
+  start: number;
+  end: number;
+  text: string;
+  kind: string;
+}
+
+function findEncoded(text: string, runs: number[], enc: EncodingOptions): Decoded[] {
+  const out: Decoded[] = [];
+  const ok = (d: string | null) =>
+    d !== null &&
+    d.length >= enc.min_decoded_length &&
+    d.length <= enc.max_decoded_length &&
+    printableRatio(d) >= PRINTABLE_MIN;
+  const maxEncoded = Math.ceil(enc.max_decoded_length * 2) + 4;
+  for (let k = 0; k < runs.length; k += 2) {
+    const s = runs[k]!;
+    let e = runs[k + 1]!;
+    if (e - s > maxEncoded) continue;
+    // Cheap looks before any slicing: hex needs hex digits, base64 of text needs quad heads.
+    const c0 = text.charCodeAt(s);
+    const isHexStart =
+      enc.hex &&
+      e - s >= enc.min_decoded_length * 2 &&
+      HEX_CLASS[c0] === 1 &&
+      HEX_CLASS[text.charCodeAt(s + 1)] === 1 &&
+      HEX_CLASS[text.charCodeAt(s + 2)] === 1;
+    const isB64Start =
+      enc.base64 &&
+      c0 < 128 &&
+      QUAD_HEAD[c0] === 1 &&
+      QUAD_HEAD[text.charCodeAt(s + 4)] === 1 &&
+      QUAD_HEAD[text.charCodeAt(s + 8)] === 1;
+    if (!isHexStart && !isB64Start) continue;
+    while (e < text.length && text[e] === "=" && e - runs[k + 1]! < 2) e++;
+    const run = text.slice(s, e);
+    if (isHexStart && /^[0-9a-fA-F]+$/.test(run)) {
+      const d = decodeHex(run);
+      if (ok(d)) {
+        out.push({ start: s, end: e, text: d!, kind: "hex" });
+        continue;
+      }
+    }
+    if (isB64Start && looksLikeBase64Text(run)) {
+      const d = decodeBase64(run);
+      if (ok(d)) out.push({ start: s, end: e, text: d!, kind: "base64" });
+    }
+  }
+  if (enc.url) {
+    let p = text.indexOf("%");
+    while (p !== -1) {
+      if (/^%[0-9a-fA-F]{2}/.test(text.slice(p, p + 3))) {
+        let s = p;
+        while (s > 0 && !/[\s"'<>`]/.test(text[s - 1]!)) s--;
+        let e = p;
+        while (e < text.length && !/[\s"'<>`]/.test(text[e]!)) e++;
+        const span = text.slice(s, e);
+        try {
+          const d = decodeURIComponent(span.replace(/\+/g, " "));
+          if (d !== span && ok(d)) out.push({ start: s, end: e, text: d, kind: "url" });
+        } catch {
+          /* not URL encoding */
+        }
+        p = text.indexOf("%", e);
+      } else p = text.indexOf("%", p + 1);
+    }
+  }
+  if (enc.unicode) {
+    let p = text.indexOf("\\");
+    while (p !== -1) {
+      const nx = text[p + 1];
+      if (
+        (nx === "u" && /^[0-9a-fA-F]{4}/.test(text.slice(p + 2, p + 6))) ||
+        (nx === "x" && /^[0-9a-fA-F]{2}/.test(text.slice(p + 2, p + 4)))
+      ) {
+        const re = /(?:\\u[0-9a-fA-F]{4}|\\x[0-9a-fA-F]{2}|[^\s"'`\\])+/y;
+        re.lastIndex = p;
+        const m = re.exec(text);
+        if (m) {
+          const span = m[0];
+          const d = span
+            .replace(/\\u([0-9a-fA-F]{4})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16)))
+            .replace(/\\x([0-9a-fA-F]{2})/g, (_, h) => String.fromCharCode(Number.parseInt(h, 16)));
+          if ((span.match(/\\[ux]/g)?.length ?? 0) >= 2 && ok(d))
+            out.push({ start: p, end: p + span.length, text: d, kind: "unicode" });
+          p = text.indexOf("\\", p + span.length);
+          continue;
+        }
+      }
+      p = text.indexOf("\\", p + 2);
+    }
+  }
+  return out;
+}
+
+/**
+ * Scan a text: rules over the text itself, then (when `encoding` is set) over base64, hex, URL and
+ * unicode-escaped spans decoded up to `max_depth` levels. A match in decoded content reports the
+ * encoded span's offsets in `text` and the decoding chain in `decoded`.
+ */
+export function scanText(engine: Engine, text: string, opts: ScanTextOptions): RawMatch[] {
+  return scanDepth(engine, text, opts.encoding, 0, opts.bounds ?? null);
+}
+
+function scanDepth(
+  engine: Engine,
+  text: string,
+  enc: EncodingOptions | null,
+  depth: number,
+  bounds: number[] | null,
+): RawMatch[] {
+  const wantDecode =
+    enc !== null && depth < enc.max_depth && (enc.base64 || enc.hex || enc.url || enc.unicode);
+  const matches = scanPlain(engine, text, bounds);
+  if (!wantDecode) return matches;
+  const runs =
+    enc!.base64 || enc!.hex ? findRuns(text, Math.max(8, Math.ceil((enc!.min_decoded_length * 4) / 3))) : [];
+  const decodedSpans = findEncoded(text, runs, enc!);
+  if (decodedSpans.length === 0) return matches;
+  const out = matches.slice();
+  for (const d of decodedSpans) {
+    for (const m of scanDepth(engine, d.text, enc, depth + 1, null)) {
+      out.push({
+        rule: m.rule,
+        start: d.start,
+        end: d.end,
+        value: m.value,
+        decoded: m.decoded ? `${d.kind}>${m.decoded}` : d.kind,
+      });
+    }
+  }
+  out.sort((a, b) => a.start - b.start || a.end - b.end);
+  return out;
+}

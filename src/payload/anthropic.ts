@@ -1,0 +1,14 @@
+/**
+ * Anthropic Messages bodies (`/v1/messages`, `/v1/messages/count_tokens`): `system` (string or
+ * blocks), `messages[].content` (string or `text`, `tool_use`, `tool_result`, `image`, `document`,
+ * `thinking` blocks), `tools[]`, `metadata`. Opaque fields: image/PDF base64 `source.data`, the
+ * `signature` of thinking blocks and the `data` of redacted thinking.
+ */
+import { isTextMime, type SkipFn } from "./_shared.ts";
+
+export const anthropicSkip: SkipFn = (parent, key) => {
+  if (key === "signature" && parent.type === "thinking") return true;
+  if (key === "data" && parent.type === "redacted_thinking") return true;
+  if (key === "data" && parent.type === "base64" && !isTextMime(parent.media_type)) return true;
+  return false;
+};
