@@ -223,7 +223,14 @@ export class ProxyServer {
     }
     if (req.headers.get("upgrade")?.toLowerCase() === "websocket")
       return this.#providerUpgrade(req, server, url, provider, requestId);
-    return this.#track(this.#proxy(req, server, url, provider, requestId));
+    const abort = new AbortController();
+    this.#aborts.add(abort);
+    return this.#track(
+      this.#proxy(req, server, url, provider, requestId, abort).catch((e) => {
+        this.#aborts.delete(abort);
+        throw e;
+      }),
+    );
   }
 
   /** Count a request as in flight until its response has been fully relayed. */
@@ -255,14 +262,13 @@ export class ProxyServer {
     url: URL,
     provider: Provider,
     requestId: string,
+    abort: AbortController,
   ): Promise<{ response: Response; done: Promise<unknown> }> {
     const started = performance.now();
     const cfg = this.deps.config();
     const mode = this.deps.mode();
     const log = this.deps.log;
     server.timeout(req, 0); // no idle timer on a long stream
-    const abort = new AbortController();
-    this.#aborts.add(abort);
     const signal = AbortSignal.any([req.signal, abort.signal]);
     const pathAndQuery = url.pathname + url.search;
     const shownPath = loggablePath(url.pathname, url.search);
