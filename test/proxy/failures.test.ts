@@ -4,9 +4,13 @@
  * redact verdicts; passthrough mode; header hygiene; compressed bodies untouched; manual redirects.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
 import type { Finding } from "../../src/core/types.ts";
 import { startSluice } from "../helpers/sluice.ts";
+import { testTls } from "../helpers/tls.ts";
 import { hang, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 let up: Upstream;
@@ -461,4 +465,43 @@ test("chunked bodies (no Content-Length): scanned when within max_body_size, str
   expect(r2.status).toBe(200);
   expect(new TextDecoder().decode(up.requests.at(-1)!.body)).toBe(big.join(""));
   expect(scanned).toHaveLength(1);
+});
+
+describe("upstream TLS trust", () => {
+  const post = (base: string) =>
+    fetch(`${base}/v1/chat/completions`, { method: "POST", headers: OAI, body: "{}" });
+
+  test("without proxy.ca_bundle the test CA is not trusted: 502, no retry of a certificate error", async () => {
+    await using s = await startSluice({ upstream: up.url, dashboard: false, trustTestCa: false });
+    const before = up.requests.length;
+    const res = await post(s.proxyUrl);
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+      "could not reach upstream",
+    );
+    expect(up.requests.length).toBe(before);
+  });
+
+  test("proxy.ca_bundle may be a directory of certificates", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sluice-cadir-"));
+    copyFileSync(testTls().caPath, join(dir, "corp-root.pem"));
+    await using s = await startSluice({
+      upstream: up.url,
+      dashboard: false,
+      trustTestCa: false,
+      config: { proxy: { ca_bundle: dir } },
+    });
+    expect((await post(s.proxyUrl)).status).toBe(200);
+  });
+
+  test("proxy.verify_ssl: false skips verification (and warns)", async () => {
+    await using s = await startSluice({
+      upstream: up.url,
+      dashboard: false,
+      trustTestCa: false,
+      config: { proxy: { verify_ssl: false } },
+    });
+    expect((await post(s.proxyUrl)).status).toBe(200);
+    expect(s.runtime.log.recent.some((l) => l.includes("proxy.verify_ssl is false"))).toBe(true);
+  });
 });
