@@ -96,8 +96,10 @@ function findingWhere(f: FindingFilter, now = Date.now()): { sql: string; params
     params.push(f.since_id);
   }
   if (f.q) {
-    parts.push("(finding_type LIKE ? OR rule LIKE ? OR path LIKE ? OR description LIKE ?)");
-    const like = `%${f.q.replace(/[%_]/g, "")}%`;
+    parts.push(
+      "(finding_type LIKE ? ESCAPE '\\' OR rule LIKE ? ESCAPE '\\' OR path LIKE ? ESCAPE '\\' OR description LIKE ? ESCAPE '\\')",
+    );
+    const like = `%${likeEscape(f.q)}%`;
     params.push(like, like, like, like);
   }
   return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", params };
@@ -351,8 +353,10 @@ function auditWhere(f: AuditFilter): { sql: string; params: Params } {
     params.push(sinceDays(f.days));
   }
   if (f.search) {
-    const like = `%${f.search.replace(/[%_]/g, "")}%`;
-    parts.push("(path LIKE ? OR model LIKE ? OR client LIKE ? OR request_id LIKE ? OR session_id LIKE ?)");
+    const like = `%${likeEscape(f.search)}%`;
+    parts.push(
+      "(path LIKE ? ESCAPE '\\' OR model LIKE ? ESCAPE '\\' OR client LIKE ? ESCAPE '\\' OR request_id LIKE ? ESCAPE '\\' OR session_id LIKE ? ESCAPE '\\')",
+    );
     params.push(like, like, like, like, like);
   }
   return { sql: parts.length ? `WHERE ${parts.join(" AND ")}` : "", params };
@@ -503,9 +507,11 @@ export class RulesRepo {
       .map((t) => t.trim().toLowerCase())
       .filter(Boolean);
     if (terms.length) {
-      parts.push(`(${terms.map(() => "(lower(name) LIKE ? OR lower(description) LIKE ?)").join(" OR ")})`);
+      parts.push(
+        `(${terms.map(() => "(lower(name) LIKE ? ESCAPE '\\' OR lower(description) LIKE ? ESCAPE '\\')").join(" OR ")})`,
+      );
       for (const t of terms) {
-        const like = `%${t.replace(/[%_]/g, "")}%`;
+        const like = `%${likeEscape(t)}%`;
         params.push(like, like);
       }
     }
@@ -777,4 +783,9 @@ export class McpRepo {
       )
       .all(...p) as Omit<McpBaseline, "definition">[];
   }
+}
+
+/** A LIKE operand that matches `text` literally (`%`, `_` and `\` escaped; used with ESCAPE '\'). */
+function likeEscape(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
