@@ -174,13 +174,12 @@ const validate = defineCommand({
   async run({ args }) {
     const files = (args._ as string[]) ?? [];
     const { formatProblem } = await import("../scan/rulefile.ts");
-    const { validateRuleFiles, validateRuleSet } = await import("../scan/validate.ts");
+    const { validateRuleFiles, validateInForce } = await import("../scan/validate.ts");
     let res: { rules: number; files: number; problems: import("../scan/rulefile.ts").RuleProblem[] };
     if (files.length) res = validateRuleFiles(files);
     else {
       const loaded = await setup(args.config);
-      const { rulesInForce } = await import("../scan/engine.ts");
-      res = validateRuleSet(rulesInForce(loaded.config), loaded.files[0] ?? "built-in rules");
+      res = validateInForce(loaded.config, loaded.files[0] ?? null);
     }
     for (const p of res.problems) process.stderr.write(`${formatProblem(p)}\n`);
     if (res.problems.length) fail(`${res.problems.length} problem(s) in ${res.rules} rules`);

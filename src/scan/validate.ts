@@ -1,9 +1,16 @@
 /**
- * `sluice rules validate`: every pattern compiles, every example matches its rule and no negative
- * example does. Each problem names the file and the line of the rule.
+ * `sluice rules validate`: every pattern compiles (and passes the engine's safety checks), every
+ * example produces a finding of its rule and no negative example does, with validators, keywords
+ * and entropy applied exactly as the scanner applies them (src/detect/builtin.ts `validateRules`).
+ * Each problem names the file and the line of the rule.
  */
+import { readFileSync } from "node:fs";
+import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
+import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
+import { builtinRuleFiles, parseRuleFile as parseBuiltinFile, validateRules } from "../detect/builtin.ts";
 import { checkUserPattern, compilePattern } from "../detect/pattern.ts";
+import { configRules } from "../policy/scanner.ts";
 import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
 
 /** Compile a rule pattern the way the engine does (a leading `(?i)` / `(?s)` becomes flags). */
@@ -12,67 +19,42 @@ export function compileRulePattern(pattern: string, extraFlags = ""): RegExp {
 }
 
 /**
- * The engine's own acceptance check: the pattern compiles, does not match empty text and cannot
- * backtrack catastrophically. Returns the error message or null.
+ * The engine's acceptance check for a user's pattern: it compiles, does not match empty text and
+ * cannot backtrack catastrophically. Returns the error message or null.
  */
 export function patternError(pattern: string): string | null {
   const res = checkUserPattern(pattern);
   return res.ok ? null : res.error;
 }
 
+/** Pattern checks only (fast; `sluice scan --rules`). */
 export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, file: string): RuleProblem[] {
   const out: RuleProblem[] = [];
   for (const r of rules) {
     const err = patternError(r.pattern);
-    if (err)
-      out.push({
-        file,
-        line: lines.get(r.name) ?? 1,
-        rule: r.name,
-        message: err,
-      });
+    if (err) out.push({ file, line: lines.get(r.name) ?? 1, rule: r.name, message: err });
   }
   return out;
 }
 
-function matches(rule: RuleDef, text: string): boolean {
-  const re = compileRulePattern(rule.pattern, "g");
-  return re.test(text);
-}
-
-/** Compile every pattern and run its examples. */
+/** Patterns, examples and negative examples, as the engine runs them. */
 export function checkRules(rules: RuleDef[], lines: Map<string, number>, file: string): RuleProblem[] {
-  const out = checkRulePatterns(rules, lines, file);
-  const broken = new Set(out.map((p) => p.rule));
-  for (const r of rules) {
-    if (broken.has(r.name)) continue;
-    const line = lines.get(r.name) ?? 1;
-    (r.examples ?? []).forEach((ex, i) => {
-      if (!matches(r, ex))
-        out.push({
-          file,
-          line,
-          rule: r.name,
-          message: `examples[${i}] is not matched by the rule: ${JSON.stringify(ex)}`,
-        });
-    });
-    (r.negative_examples ?? []).forEach((ex, i) => {
-      if (matches(r, ex))
-        out.push({
-          file,
-          line,
-          rule: r.name,
-          message: `negative_examples[${i}] is matched by the rule: ${JSON.stringify(ex)}`,
-        });
-    });
-  }
-  return out;
+  return validateRules(rules, { file, lines }).map((p) => ({
+    file,
+    line: p.line ?? (p.rule ? lines.get(p.rule) : undefined) ?? 1,
+    rule: p.rule,
+    message: p.message,
+  }));
 }
 
 export interface ValidateResult {
   files: number;
   rules: number;
   problems: RuleProblem[];
+}
+
+function sortProblems(ps: RuleProblem[]): RuleProblem[] {
+  return ps.sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
 }
 
 export function validateRuleFiles(paths: string[]): ValidateResult {
@@ -82,11 +64,47 @@ export function validateRuleFiles(paths: string[]): ValidateResult {
     res.rules += parsed.rules.length;
     res.problems.push(...parsed.problems, ...checkRules(parsed.rules, parsed.lines, p));
   }
-  res.problems.sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
+  sortProblems(res.problems);
   return res;
 }
 
-/** Validate rules that are not in a file of their own (built-in and config rules). */
-export function validateRuleSet(rules: RuleDef[], where: string): ValidateResult {
-  return { files: 0, rules: rules.length, problems: checkRules(rules, new Map(), where) };
+/** Line of each `custom_rules` entry (by name) in a config file. */
+function configRuleLines(file: string | null): Map<string, number> {
+  const lines = new Map<string, number>();
+  if (!file) return lines;
+  try {
+    const lc = new LineCounter();
+    const doc = parseDocument(readFileSync(file, "utf8"), { lineCounter: lc });
+    const seq = doc.get("custom_rules", true);
+    if (isSeq(seq))
+      for (const item of seq.items) {
+        const name = isMap(item) ? item.get("name") : null;
+        const at = (item as { range?: [number, number, number] }).range?.[0];
+        if (typeof name === "string" && at !== undefined) lines.set(name, lc.linePos(at).line);
+      }
+  } catch {
+    /* lines are a convenience */
+  }
+  return lines;
+}
+
+/** The rules in force without a file argument: the built-in rule files, then the config's rules. */
+export function validateInForce(config: Config, configFile: string | null): ValidateResult {
+  const res: ValidateResult = { files: 0, rules: 0, problems: [] };
+  for (const f of builtinRuleFiles()) {
+    const parsed = parseBuiltinFile(f.file, f.text, "builtin");
+    res.files++;
+    res.rules += parsed.rules.length;
+    for (const p of [
+      ...parsed.problems,
+      ...validateRules(parsed.rules, { file: f.file, lines: parsed.lines }),
+    ])
+      res.problems.push({ file: p.file ?? f.file, line: p.line ?? 1, rule: p.rule, message: p.message });
+  }
+  const fromConfig = configRules(config, new Set());
+  if (fromConfig.length) res.files++;
+  res.rules += fromConfig.length;
+  res.problems.push(...checkRules(fromConfig, configRuleLines(configFile), configFile ?? "config"));
+  sortProblems(res.problems);
+  return res;
 }

@@ -79,12 +79,8 @@ describe("sluice rules validate", () => {
     expect(lines).toContain(
       'bad.yaml:5: rule "broken": pattern does not compile: Invalid regular expression: missing )',
     );
-    expect(lines).toContain(
-      'bad.yaml:7: rule "wrong-example": examples[0] is not matched by the rule: "X12"',
-    );
-    expect(lines).toContain(
-      'bad.yaml:7: rule "wrong-example": negative_examples[0] is matched by the rule: "X999"',
-    );
+    expect(lines).toContain('bad.yaml:7: rule "wrong-example": example does not match: "X12"');
+    expect(lines).toContain('bad.yaml:7: rule "wrong-example": negative example matches: "X999"');
     expect(r.stderr).toMatch(/bad\.yaml:11: rule "Bad Name": name: /);
     expect(r.stderr).toMatch(/bad\.yaml:13: rule "Bad Name": severity: /);
     expect(r.stderr).toContain('bad.yaml:14: rule "slow": pattern can backtrack catastrophically');
@@ -111,6 +107,24 @@ describe("sluice rules validate", () => {
     const r = await sluice(["rules", "validate"], { cwd: t.dir, home: t.home });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ok: \d+ rules/);
+    // A config rule that the engine would refuse is reported at its line in the config file.
+    writeFileSync(join(t.home, "config.yaml"), `${CONFIG}  - name: slow\n    pattern: "(a+)+$"\n`);
+    const bad = await sluice(["rules", "validate"], { cwd: t.dir, home: t.home });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      `${join(t.home, "config.yaml")}:12: rule "slow": pattern can backtrack catastrophically`,
+    );
+  });
+
+  test("keywords, entropy and validators apply to examples as in the scanner", async () => {
+    using t = setup();
+    writeFileSync(
+      join(t.dir, "kw.yaml"),
+      `- name: kw-token\n  pattern: "[a-z0-9]{12}"\n  keywords: [secret]\n  examples: ["secret = abcdef123456"]\n  negative_examples: ["plain abcdef123456"]\n- name: card\n  pattern: "\\\\b\\\\d{16}\\\\b"\n  validator: luhn\n  examples: ["4539578763621486"]\n  negative_examples: ["4539578763621487"]\n`,
+    );
+    const r = await sluice(["rules", "validate", "kw.yaml"], { cwd: t.dir, home: t.home });
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
   });
 });
 

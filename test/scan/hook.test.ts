@@ -1,38 +1,13 @@
 /** The git pre-commit hook (hooks/pre-commit) in a real repository, and the pre-commit manifest. */
-import { describe as bunDescribe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { defaultConfig } from "../../src/config/schema.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
 import { CLI } from "./_cli.ts";
 import { GIT_ENV, git, tempRepo } from "./_git.ts";
 
 const ROOT = join(import.meta.dir, "..", "..");
 const HOOKS = join(ROOT, "hooks");
-
-/** TEMPORARY until the detection engine lands: the seam's stub finds nothing. */
-const ENGINE_READY =
-  createScanner({
-    config: defaultConfig,
-    rules: () => [
-      {
-        name: "probe",
-        pattern: "PROBE-[0-9]{3}",
-        detector: "custom",
-        severity: "high",
-        action: "block",
-        enabled: true,
-        tier: "custom",
-        source: "import",
-        description: "",
-        tags: [],
-      },
-    ],
-    rulesVersion: () => 1,
-    hmacKey: null,
-  }).scanText("x PROBE-123 y").length > 0 || !!process.env.SLUICE_TEST_CLI;
-const describe = ENGINE_READY ? bunDescribe : bunDescribe.skip;
 
 const PROJECT_CONFIG = `custom_rules:
   - name: t-block
@@ -91,7 +66,7 @@ describe("hooks/pre-commit", () => {
   });
 });
 
-bunDescribe(".pre-commit-hooks.yaml", () => {
+describe(".pre-commit-hooks.yaml", () => {
   test("declares the hooks with entries that exist", () => {
     const hooks = parse(readFileSync(join(ROOT, ".pre-commit-hooks.yaml"), "utf8")) as {
       id: string;
