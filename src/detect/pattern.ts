@@ -26,7 +26,7 @@ export function compilePattern(pattern: string, extraFlags = ""): RegExp {
 export type PatternCheck = { ok: true } | { ok: false; error: string };
 
 /** Longest time a trial match may take before the pattern counts as catastrophic. */
-const TRIAL_BUDGET_MS = 8;
+const TRIAL_BUDGET_MS = 10;
 const MAX_PATTERN_LENGTH = 4096;
 
 /**
@@ -87,16 +87,23 @@ function trialAlphabet(source: string): string[] {
 
 function timedTrial(re: RegExp, units: string[]): { ms: number; length: number; sample: string } | null {
   const tails = ["!", "\u0000", "\n"];
-  const run = (input: string) => {
+  const once = (input: string) => {
     const t0 = performance.now();
     re.lastIndex = 0;
     re.test(input);
     return performance.now() - t0;
   };
+  // A slow run on a busy machine (GC, scheduling) is retried: only a consistently slow input counts.
+  const run = (input: string) => {
+    let best = once(input);
+    for (let k = 0; k < 2 && best > TRIAL_BUDGET_MS && best < TRIAL_BUDGET_MS * 5; k++)
+      best = Math.min(best, once(input));
+    return best;
+  };
   // Exponential: grow slowly so that a blow-up is caught before it costs much.
   for (const u of units) {
     for (const tail of tails) {
-      for (const reps of [8, 12, 16, 20, 24, 28]) {
+      for (let reps = 8; reps <= 30; reps += 2) {
         const input = u.repeat(Math.ceil(reps / u.length)) + tail;
         const ms = run(input);
         if (ms > TRIAL_BUDGET_MS) return { ms, length: input.length, sample: u };
@@ -107,7 +114,7 @@ function timedTrial(re: RegExp, units: string[]): { ms: number; length: number; 
   let total = 0;
   for (const u of units) {
     for (const tail of tails.slice(0, 2)) {
-      for (const size of [128, 512, 2048, 4096]) {
+      for (let size = 64; size <= 8192; size *= 2) {
         const input = u.repeat(Math.ceil(size / u.length)) + tail;
         const ms = run(input);
         total += ms;

@@ -1,0 +1,217 @@
+/**
+ * The rule self-test: every example of every community rule produces a finding of that rule and no
+ * negative example does (validators, keywords and entropy included), run through the same checker
+ * as `sluice rules validate`. Also: the rule files are all embedded and cover the issue's providers.
+ */
+import { describe, expect, test } from "bun:test";
+import { readdirSync } from "node:fs";
+import { join } from "node:path";
+import { DETECTORS, RULE_ACTIONS, SEVERITIES } from "../../src/core/types.ts";
+import {
+  builtinRuleFiles,
+  formatRuleProblem,
+  loadBuiltinRules,
+  parseRuleFile,
+  validateRuleFile,
+  validateRules,
+} from "../../src/detect/builtin.ts";
+
+const RULES_DIR = join(import.meta.dir, "../../rules");
+const rules = loadBuiltinRules();
+
+describe("community rule files", () => {
+  for (const f of builtinRuleFiles()) {
+    test(`${f.file}: examples match, negative examples do not`, () => {
+      const problems = validateRuleFile(f.file, f.text, "builtin").map(formatRuleProblem);
+      expect(problems).toEqual([]);
+    });
+  }
+
+  test("every rules/*.yaml file is embedded (rules/index.ts)", () => {
+    const onDisk = readdirSync(RULES_DIR)
+      .filter((f) => f.endsWith(".yaml"))
+      .sort();
+    const embedded = builtinRuleFiles()
+      .map((f) => f.file.replace("rules/", ""))
+      .sort();
+    expect(embedded).toEqual(onDisk);
+  });
+});
+
+describe("community rule set", () => {
+  test("at least 43 rules, at least 34 secrets patterns, pii and proprietary present", () => {
+    expect(rules.length).toBeGreaterThanOrEqual(43);
+    expect(rules.filter((r) => r.detector === "secrets").length).toBeGreaterThanOrEqual(34);
+    expect(rules.filter((r) => r.detector === "pii").length).toBeGreaterThanOrEqual(7);
+    expect(rules.filter((r) => r.detector === "proprietary").length).toBeGreaterThanOrEqual(2);
+  });
+
+  test("every rule has the fields of SPEC §2 Rule and at least one example and negative", () => {
+    const names = new Set<string>();
+    for (const r of rules) {
+      expect(names.has(r.name)).toBe(false);
+      names.add(r.name);
+      expect(r.name).toMatch(/^[a-z0-9][a-z0-9_.-]*$/);
+      expect(DETECTORS).toContain(r.detector);
+      expect(SEVERITIES).toContain(r.severity);
+      expect(RULE_ACTIONS).toContain(r.action);
+      expect(r.description.length).toBeGreaterThan(10);
+      expect(r.tags.length).toBeGreaterThan(0);
+      expect(r.tier).toBe("community");
+      expect(r.source).toBe("builtin");
+      expect(r.examples!.length).toBeGreaterThan(0);
+      expect(r.negative_examples!.length).toBeGreaterThan(0);
+    }
+  });
+
+  test("covers every provider the issue lists", () => {
+    const tags = new Set(rules.flatMap((r) => [...r.tags, r.name]));
+    for (const p of [
+      "aws",
+      "github",
+      "gitlab",
+      "slack",
+      "stripe",
+      "openai",
+      "anthropic",
+      "google",
+      "azure",
+      "private-key",
+      "jwt",
+      "npm",
+      "pypi",
+      "docker",
+      "twilio",
+      "sendgrid",
+      "mailgun",
+      "shopify",
+      "heroku",
+      "digitalocean",
+      "datadog",
+      "vault",
+      "databricks",
+      "huggingface",
+      "database",
+      "broker",
+      "entropy",
+    ])
+      expect(tags.has(p)).toBe(true);
+    const byName = new Set(rules.map((r) => r.name));
+    for (const n of [
+      "github_pat",
+      "github_fine_grained_pat",
+      "github_oauth_token",
+      "github_app_token",
+      "github_refresh_token",
+      "slack_token",
+      "slack_webhook_url",
+      "google_api_key",
+      "google_service_account_key",
+      "azure_storage_account_key",
+      "azure_service_bus_connection_string",
+      "azure_sas_token",
+      "private_key",
+      "openssh_private_key",
+      "pgp_private_key",
+      "email_address",
+      "us_ssn",
+      "credit_card",
+      "phone_number",
+      "ip_address_v4",
+      "ip_address_v6",
+      "iban",
+      "passport_number",
+      "env_file",
+      "credential_file",
+      "confidential_marker",
+    ])
+      expect(byName.has(n)).toBe(true);
+  });
+
+  test("validators are wired to the rules the issue names", () => {
+    const v = Object.fromEntries(rules.filter((r) => r.validator).map((r) => [r.name, r.validator]));
+    expect(v).toMatchObject({
+      credit_card: "luhn",
+      us_ssn: "ssn_range",
+      iban: "iban_mod97",
+      ip_address_v4: "exclude_private_ips",
+      ip_address_v6: "exclude_private_ips",
+    });
+  });
+
+  test("high-confidence credentials and private keys block; PII mostly logs or alerts", () => {
+    for (const n of [
+      "aws_access_key_id",
+      "github_pat",
+      "private_key",
+      "openssh_private_key",
+      "anthropic_api_key",
+    ])
+      expect(rules.find((r) => r.name === n)!.action).toBe("block");
+    for (const r of rules.filter((x) => x.detector === "pii")) expect(["log", "alert"]).toContain(r.action);
+  });
+
+  test("loadBuiltinRules returns fresh copies", () => {
+    const a = loadBuiltinRules();
+    a[0]!.tags.push("mutated");
+    expect(loadBuiltinRules()[0]!.tags).not.toContain("mutated");
+  });
+});
+
+describe("rule file validation (sluice rules validate)", () => {
+  test("reports file and line for a bad pattern, a failing example and a matching negative", () => {
+    const text = [
+      "rules:",
+      "  - name: good_rule",
+      "    pattern: 'TICKET-[0-9]{4}'",
+      "    examples: ['see TICKET-1234']",
+      "    negative_examples: ['TICKET-12']",
+      "  - name: broken",
+      "    pattern: '([a-z'",
+      "  - name: wrong_examples",
+      "    pattern: 'ORDER-[0-9]{4}'",
+      "    examples: ['ORDER-12']",
+      "    negative_examples: ['ORDER-9999']",
+      "  - name: slow",
+      "    pattern: '(a+)+$'",
+    ].join("\n");
+    const problems = validateRuleFile("my-rules.yaml", text).map(formatRuleProblem);
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^my-rules\.yaml:6: broken: pattern does not compile/),
+    );
+    expect(problems).toContainEqual('my-rules.yaml:8: wrong_examples: example does not match: "ORDER-12"');
+    expect(problems).toContainEqual(
+      'my-rules.yaml:8: wrong_examples: negative example matches: "ORDER-9999"',
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^my-rules\.yaml:12: slow: pattern can backtrack catastrophically/),
+    );
+    expect(problems.some((p) => p.includes("good_rule"))).toBe(false);
+  });
+
+  test("reports YAML syntax errors and bad fields with a line", () => {
+    expect(validateRuleFile("x.yaml", "rules:\n  - name: [unclosed\n").length).toBeGreaterThan(0);
+    const bad = validateRuleFile("x.yaml", "rules:\n  - name: Bad Name\n    pattern: x\n");
+    expect(formatRuleProblem(bad[0]!)).toMatch(/^x\.yaml:2: Bad Name: rule name "Bad Name"/);
+    const fields = validateRuleFile(
+      "x.yaml",
+      "rules:\n  - name: r1\n    pattern: 'abc{2}'\n    severity: extreme\n    action: nuke\n    validator: magic\n",
+    ).map((p) => p.message);
+    expect(fields.join("\n")).toMatch(/severity must be one of/);
+    expect(fields.join("\n")).toMatch(/action must be one of/);
+    expect(fields.join("\n")).toMatch(/validator must be one of/);
+  });
+
+  test("a bare list and user tier/source", () => {
+    const parsed = parseRuleFile("u.yaml", "- name: user_rule\n  pattern: 'XY-[0-9]{3}'\n");
+    expect(parsed.problems).toEqual([]);
+    expect(parsed.rules[0]).toMatchObject({
+      name: "user_rule",
+      tier: "custom",
+      source: "import",
+      action: "",
+      detector: "custom",
+    });
+    expect(validateRules(parsed.rules)).toEqual([]);
+  });
+});

@@ -1,0 +1,110 @@
+/** The four validators of SPEC §2 Rule, with their edge cases. */
+import { describe, expect, test } from "bun:test";
+import {
+  excludePrivateIps,
+  ibanMod97,
+  luhn,
+  parseIpv6,
+  publicIpv4,
+  publicIpv6,
+  ssnRange,
+} from "../../src/detect/validators.ts";
+
+describe("luhn", () => {
+  test.each([
+    ["4539 1488 0343 6467", true],
+    ["4539-1488-0343-6467", true],
+    ["4539148803436467", true],
+    ["5425233430109903", true],
+    ["371452849163021", true],
+    ["4539148803436468", false], // checksum off by one
+    ["4111111111111111", false], // published test card
+    ["4242424242424242", false], // Stripe test card
+    ["378282246310005", false], // Amex test card
+    ["0000000000000000", false], // one repeated digit
+    ["453914880343", false], // 12 digits: too short
+    ["45391488034364670000", false], // 20 digits: too long
+    ["4539x488", false],
+  ])("%s → %p", (v, ok) => expect(luhn(v)).toBe(ok));
+});
+
+describe("ssn_range", () => {
+  test.each([
+    ["123-45-6789", true],
+    ["536-22-1948", true],
+    ["899-99-9999", true],
+    ["665-01-0001", true],
+    ["000-12-3456", false], // area 000
+    ["666-12-3456", false], // area 666
+    ["900-12-3456", false], // area 9xx
+    ["999-12-3456", false],
+    ["123-00-4567", false], // group 00
+    ["123-45-0000", false], // serial 0000
+    ["078-05-1120", false], // the advertising number
+    ["12-345-6789", false],
+  ])("%s → %p", (v, ok) => expect(ssnRange(v)).toBe(ok));
+});
+
+describe("iban_mod97", () => {
+  test.each([
+    ["DE89 3704 0044 0532 0130 00", true],
+    ["GB29NWBK60161331926819", true],
+    ["FR1420041010050500013M02606", true],
+    ["NL91ABNA0417164300", true],
+    ["de89370400440532013000", true], // lower case is normalised
+    ["DE89 3704 0044 0532 0130 01", false], // checksum
+    ["GB29NWBK6016133192681", false], // length for GB is 22
+    ["XX89370400440532013000", false], // unknown country
+    ["DE00370400440532013000", false],
+    ["AB12CDEF", false],
+  ])("%s → %p", (v, ok) => expect(ibanMod97(v)).toBe(ok));
+});
+
+describe("exclude_private_ips", () => {
+  test.each([
+    ["8.8.8.8", true],
+    ["34.201.17.5", true],
+    ["1.1.1.1", true],
+    ["10.0.0.1", false],
+    ["172.16.0.1", false],
+    ["172.31.255.255", false],
+    ["172.32.0.1", true],
+    ["192.168.1.20", false],
+    ["127.0.0.1", false],
+    ["169.254.10.1", false],
+    ["100.64.0.1", false], // CGNAT
+    ["192.0.2.44", false], // TEST-NET-1
+    ["198.51.100.7", false], // TEST-NET-2
+    ["203.0.113.9", false], // TEST-NET-3
+    ["0.0.0.0", false],
+    ["224.0.0.1", false], // multicast
+    ["255.255.255.255", false],
+    ["01.2.3.4", false], // leading zero: not an address
+    ["256.1.1.1", false],
+  ])("IPv4 %s → %p", (v, ok) => {
+    expect(publicIpv4(v)).toBe(ok);
+    expect(excludePrivateIps(v)).toBe(ok);
+  });
+  test.each([
+    ["2607:f8b0:4004:800::200e", true],
+    ["2a03:2880:f12f:83:face:b00c:0:25de", true],
+    ["::1", false],
+    ["::", false],
+    ["fe80::1ff:fe23:4567:890a", false], // link-local
+    ["fd12:3456:789a:1::1", false], // unique local
+    ["2001:db8::8a2e:370:7334", false], // documentation
+    ["3fff:0:1::1", false], // documentation (RFC 9637)
+    ["ff02::1", false], // multicast
+    ["2001:0:4136:e378::1", false], // Teredo
+    ["1:2:3:4:5:6:7:8:9", false],
+    ["2607:f8b0::200e::1", false],
+  ])("IPv6 %s → %p", (v, ok) => {
+    expect(publicIpv6(v)).toBe(ok);
+    expect(excludePrivateIps(v)).toBe(ok);
+  });
+  test("IPv6 expansion", () => {
+    expect(parseIpv6("2001:db8::1")).toEqual([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1]);
+    expect(parseIpv6("::")).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
+    expect(parseIpv6("g::1")).toBeNull();
+  });
+});
