@@ -316,6 +316,22 @@ describe("config and rules", () => {
     expect(badCfg.code).toBe(4);
   });
 
+  test("built-in rules by default; allowlists.secrets silence a value", async () => {
+    using w = workspace();
+    const key = "AKIAQ2W3E4R5T6Y7U8I9";
+    writeFileSync(join(w.dir, "deploy.sh"), `export AWS_ACCESS_KEY_ID=${key}\n`);
+    const r = await sluice(["scan", "--format", "json", "deploy.sh"], { cwd: w.dir, home: w.home });
+    const j = JSON.parse(r.stdout);
+    expect(
+      j.findings.map((f: { rule: string; line: number; column: number }) => [f.rule, f.line, f.column]),
+    ).toContainEqual(["aws_access_key_id", 1, 26]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).not.toContain(key);
+    writeFileSync(join(w.home, "config.yaml"), `allowlists:\n  secrets: ["AKIAQ2W3*"]\n`);
+    const allowed = await sluice(["scan", "deploy.sh"], { cwd: w.dir, home: w.home });
+    expect(allowed.stdout).not.toContain("aws_access_key_id");
+  });
+
   test("a bad --rules file: exit 4 naming the file and line", async () => {
     using w = workspace();
     writeFileSync(
