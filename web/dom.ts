@@ -159,3 +159,8 @@ export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number)
     t = setTimeout(() => fn(...a), ms);
   };
 }
+
+/** A masked preview with long runs of `*` shortened for tables: `ghp_****…****kPUh`. */
+export function shortPreview(preview: string): string {
+  return preview.replace(/\*{9,}/g, "****…****");
+}

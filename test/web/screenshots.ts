@@ -65,7 +65,10 @@ await shot("findings", "findings", "#findings-table tbody tr", async () => {
 });
 await shot("rules", "rules", "#rules-table tbody tr", async () => {
   await page.fill("#rule-search", "aws, github");
-  await page.locator("#rules-table tbody tr").first().waitFor();
+  await page.waitForURL(/q=aws/);
+  await page.locator('#rules-table tr[data-rule^="aws"]').first().waitFor();
+  await page.locator("#rules-table tbody tr").nth(0).waitFor();
+  await page.waitForFunction(() => !document.querySelector('#rules-table tr[data-rule="anthropic_api_key"]'));
 });
 await shot("connect", "connect", "#clients section");
 const dark = await browser.newContext({ viewport: { width: 1280, height: 860 }, colorScheme: "dark" });

@@ -1,6 +1,6 @@
 /** Allowlists: config entries read-only, API entries editable, and the test box. */
 import { del, get, post } from "../api.ts";
-import { ago, badge, field, h, mount, select } from "../dom.ts";
+import { ago, badge, field, h, mount, select, shortPreview } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import type { PageCtx } from "../state.ts";
 import type { AllowEntry, Allowlists, Finding } from "../types.ts";
@@ -180,7 +180,7 @@ export async function allowlistsPage(ctx: PageCtx) {
                         null,
                         h("a", { href: `#/findings/${f.id}` }, f.finding_type),
                         " ",
-                        h("code", null, f.preview),
+                        h("code", { title: f.preview }, shortPreview(f.preview)),
                       ),
                       h("span", { class: "muted" }, ago(f.ts)),
                     ),

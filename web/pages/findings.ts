@@ -3,7 +3,7 @@
  * the current filter, and one-click allowlisting of a value pattern or disabling of the rule.
  */
 import { downloadUrl, get, post, put } from "../api.ts";
-import { ago, badge, connectHint, empty, field, h, mount, num, select, when } from "../dom.ts";
+import { ago, badge, connectHint, empty, field, h, mount, num, select, shortPreview, when } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
@@ -289,7 +289,7 @@ export async function findingsPage(ctx: PageCtx) {
                   h("td", null, badge(f.severity)),
                   h("td", null, f.finding_type),
                   h("td", { class: "mono" }, f.rule),
-                  h("td", null, h("code", null, f.preview)),
+                  h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
                   h("td", null, badge(f.action)),
                   h("td", null, f.provider),
                   h("td", null, f.client),

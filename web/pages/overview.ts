@@ -4,7 +4,7 @@
  */
 import { get } from "../api.ts";
 import { breakdown, severityStack, trendChart } from "../charts.ts";
-import { ago, badge, connectHint, empty, h, mount, num } from "../dom.ts";
+import { ago, badge, connectHint, empty, h, mount, num, shortPreview } from "../dom.ts";
 import { type LiveEvent, onLive } from "../live.ts";
 import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
 import type { Pipeline, Session, Stats } from "../types.ts";
@@ -60,6 +60,25 @@ export async function overviewPage(ctx: PageCtx) {
 
   const todayValue = h("div", { class: "card-value", id: "card-today" }, num(stats.today_count));
   const lastValue = h("div", { class: "card-value" }, ago(stats.last_finding_time));
+  const totalSub = h("div", { class: "card-sub" }, `${num(stats.total_findings)} in total`);
+  // Stored counts (deduplicated) come from /stats, re-read shortly after live findings arrive.
+  let cardsPending = false;
+  const refreshCards = () => {
+    if (cardsPending) return;
+    cardsPending = true;
+    setTimeout(async () => {
+      cardsPending = false;
+      try {
+        const st = await get<Stats>("/stats", { days: 1 });
+        if (ctx.left()) return;
+        todayValue.textContent = num(st.today_count);
+        totalSub.textContent = `${num(st.total_findings)} in total`;
+        lastValue.textContent = ago(st.last_finding_time);
+      } catch {
+        /* the next event retries */
+      }
+    }, 500);
+  };
   const sevCard = h(
     "div",
     { class: "panel card" },
@@ -101,8 +120,8 @@ export async function overviewPage(ctx: PageCtx) {
     ctx.onLeave(onLive(name, addFeed));
   ctx.onLeave(
     onLive("finding", () => {
-      todayValue.textContent = num(Number(todayValue.textContent?.replace(/\D/g, "") || 0) + 1);
       lastValue.textContent = "just now";
+      refreshCards();
     }),
   );
 
@@ -126,7 +145,7 @@ export async function overviewPage(ctx: PageCtx) {
         { class: "panel card", href: "#/findings?days=1", style: "color:inherit;text-decoration:none" },
         h("div", { class: "card-label" }, "Findings today"),
         todayValue,
-        h("div", { class: "card-sub" }, `${num(stats.total_findings)} in total`),
+        totalSub,
       ),
       sevCard,
       h(
@@ -293,7 +312,7 @@ function feedItem(ev: LiveEvent): HTMLElement {
         "span",
         null,
         h("strong", null, String(f.finding_type ?? f.rule ?? "finding")),
-        ` ${String(f.preview ?? "")} in ${String(f.path ?? "?")} → ${String(f.action ?? "")}`,
+        ` ${shortPreview(String(f.preview ?? ""))} in ${String(f.path ?? "?")} → ${String(f.action ?? "")}`,
         ev.id ? [" · ", h("a", { href: `#/findings/${String(ev.id)}` }, "details")] : null,
       );
       break;

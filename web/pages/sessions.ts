@@ -1,7 +1,7 @@
 /** Sessions: the list, and one session's findings and requests. */
 import { get } from "../api.ts";
 import { severityStack } from "../charts.ts";
-import { ago, badge, connectHint, empty, h, mount, num, when } from "../dom.ts";
+import { ago, badge, connectHint, empty, h, mount, num, shortPreview, when } from "../dom.ts";
 import { type PageCtx, proxyUrl } from "../state.ts";
 import type { AuditEntry, Finding, List, Session } from "../types.ts";
 
@@ -161,7 +161,7 @@ async function sessionDetail(ctx: PageCtx, id: string) {
                         h("td", null, h("a", { href: `#/findings/${f.id}` }, ago(f.ts))),
                         h("td", null, badge(f.severity)),
                         h("td", null, f.finding_type),
-                        h("td", null, h("code", null, f.preview)),
+                        h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
                         h("td", { class: "mono" }, f.path),
                         h("td", null, badge(f.action)),
                       ),
