@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { createScanner } from "../../src/policy/scanner.ts";
+import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
 import { fixture, sdkOverSluice, tempHome } from "./helpers.ts";
 
 const TOKEN = "sluicetest_4f9a1c2e8b7d6a5f";
@@ -130,5 +131,26 @@ describe.skipIf(!engineReady)("scanning with the detection engine", () => {
     );
     expect(err).toContain("sluice blocked the result of tools/call read_secret");
     expect(err).not.toContain(TOKEN);
+  });
+});
+
+describe.skipIf(!engineReady)("shipped rules in the network modes", () => {
+  // A GitHub token shape (not a real token): the community rule github_pat blocks by default.
+  const GH = `ghp_${"R8kq2Lr0Zt7bWc5mNx4Pq9Vs3Dy6Hf1Ja2Ke"}`;
+
+  test("a GitHub token in tools/call arguments is blocked over the HTTP and WebSocket bridges", async () => {
+    await using http = startHttpMcpServer();
+    await using ws = startWsMcpServer();
+    for (const up of [http, ws]) {
+      await using s = await sdkOverSluice(["--upstream", up.url]);
+      const err = await s.client.callTool({ name: "echo", arguments: { message: `push with ${GH}` } }).then(
+        () => null,
+        (e: Error) => e,
+      );
+      expect(err?.message).toContain("github_pat in params.arguments.message");
+      expect(err?.message).not.toContain(GH);
+      expect(up.received.some((b) => b.includes(GH))).toBe(false);
+      expect(s.log.text).not.toContain(GH);
+    }
   });
 });
