@@ -18,7 +18,7 @@ export function maskValue(value: string): string {
   const stars = "*".repeat(Math.min(MAX_STARS, Math.max(1, n - 2 * keep)));
   const clean = (s: string) => s.replace(/\s/g, "*");
   if (keep === 0) return stars;
-  if (n < 8) return clean(value.slice(0, 1)) + stars;
+  if (n < 8) return clean(value.slice(0, 1)) + "*".repeat(n - 1);
   return clean(value.slice(0, keep)) + stars + clean(value.slice(n - keep));
 }
 

@@ -39,6 +39,16 @@ export interface Scanner {
   hook: RequestHook;
   /** Scan plain text (the `scan` command, MCP tool results). `path` is reported as the finding path. */
   scanText(text: string, path?: string): Finding[];
+  /** Counters: segments scanned vs. answered from the session cache, and what the cache holds. */
+  stats?(): ScannerStats;
+}
+
+export interface ScannerStats {
+  segments_scanned: number;
+  segments_cached: number;
+  chars_scanned: number;
+  sessions: number;
+  fingerprints: number;
 }
 
 /** Segments shorter than this are scanned every time rather than remembered. */
@@ -134,6 +144,7 @@ const encoder = new TextEncoder();
 
 export function createScanner(opts: ScannerOptions): Scanner {
   const cache = new SegmentCache();
+  const counters = { segments_scanned: 0, segments_cached: 0, chars_scanned: 0 };
   let compiled: { key: string; engine: Engine } | null = null;
 
   function engineFor(cfg: Config): Engine {
@@ -202,6 +213,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
         const hit = conv.segments.get(fp);
         if (hit) {
           per[i] = hit;
+          counters.segments_cached++;
           continue;
         }
         fps[i] = fp;
@@ -220,6 +232,8 @@ export function createScanner(opts: ScannerOptions): Scanner {
         per[i] = [];
       }
       const joined = parts.length === 1 ? parts[0]! : parts.join(SEP);
+      counters.segments_scanned += todo.length;
+      counters.chars_scanned += joined.length;
       const found = scanText(engine, joined, { encoding: enc, bounds });
       for (const m of found) {
         let lo = 0;
@@ -324,5 +338,5 @@ export function createScanner(opts: ScannerOptions): Scanner {
     return out;
   }
 
-  return { hook, scanText: scanPlainText };
+  return { hook, scanText: scanPlainText, stats: () => ({ ...counters, ...cache.stats() }) };
 }

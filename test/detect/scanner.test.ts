@@ -1,0 +1,288 @@
+/**
+ * The scanner behind the hook: policy (rule → detector → default action, strongest wins), allowlists,
+ * masked previews and hashes, redaction through the hook, per-session dedup (a secret in turn 1 still
+ * blocks in turn 5; only new segments are scanned; memory bounded), config-provided rules, limits,
+ * and the property that any split of a conversation into turns gives the same findings.
+ */
+import { describe, expect, test } from "bun:test";
+import { createHash, createHmac } from "node:crypto";
+import { type Config, defaultConfig } from "../../src/config/schema.ts";
+import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
+import type { RuleDef, SessionContext } from "../../src/core/types.ts";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { maskValue } from "../../src/policy/mask.ts";
+import { createScanner } from "../../src/policy/scanner.ts";
+
+const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
+const GH = ["ghp", "_", "EXAMPLE0fake1Key2For3Tests4Only5sluz"].join("");
+const KEY = new Uint8Array(32).fill(7);
+
+function setup(mutate: (c: Config) => void = () => {}, rules: RuleDef[] = loadBuiltinRules()) {
+  const cfg = defaultConfig();
+  mutate(cfg);
+  let version = 1;
+  let current = rules;
+  const scanner = createScanner({
+    config: () => cfg,
+    rules: () => current,
+    rulesVersion: () => version,
+    hmacKey: KEY,
+  });
+  return {
+    cfg,
+    scanner,
+    setRules(r: RuleDef[]) {
+      current = r;
+      version++;
+    },
+    scan(body: unknown, session = "s1", provider: ScanRequest["provider"] = "anthropic"): Verdict {
+      const bytes =
+        typeof body === "string"
+          ? new TextEncoder().encode(body)
+          : new TextEncoder().encode(JSON.stringify(body));
+      return scanner.hook({
+        provider,
+        method: "POST",
+        path: "/v1/messages",
+        headers: new Headers(),
+        body: bytes,
+        session: { session_id: session } as SessionContext,
+        transport: "http",
+      }) as Verdict;
+    },
+  };
+}
+const msgs = (...texts: string[]) => ({
+  model: "m",
+  messages: texts.map((t, i) => ({ role: i % 2 ? "assistant" : "user", content: t })),
+});
+
+describe("policy", () => {
+  test("a rule's action wins, else the detector's, else pipeline.default_action; the request takes the strongest", () => {
+    const s = setup();
+    const v = s.scan(msgs(`key ${AWS_ID}`, "mail jane.doe@acme-corp.io"));
+    expect(v.action).toBe("block");
+    expect(v.findings.map((f) => [f.rule, f.action, f.path])).toEqual([
+      ["aws_access_key_id", "block", "messages[0].content"],
+      ["email_address", "log", "messages[1].content"],
+    ]);
+    const rules = loadBuiltinRules().map((r) => ({ ...r, action: "" as const }));
+    const d = setup((c) => {
+      c.detectors.pii.action = "alert";
+      c.pipeline.default_action = "log";
+    }, rules);
+    expect(d.scan(msgs(`key ${AWS_ID}`, "mail jane.doe@acme-corp.io")).findings.map((f) => f.action)).toEqual(
+      ["log", "alert"],
+    );
+    expect(d.scan(msgs("nothing here")).action).toBe("pass");
+  });
+
+  test("a disabled detector or stage finds nothing; max_body_size skips scanning", () => {
+    expect(setup((c) => (c.detectors.secrets.enabled = false)).scan(msgs(`key ${AWS_ID}`)).findings).toEqual(
+      [],
+    );
+    const off = setup((c) => (c.pipeline.stages.outbound_dlp.enabled = false)).scan(msgs(`key ${AWS_ID}`));
+    expect(off).toMatchObject({ action: "pass", findings: [], scanned_bytes: 0 });
+    const big = setup((c) => (c.proxy.max_body_size = 1024)).scan(msgs(`key ${AWS_ID}`, "x".repeat(2000)));
+    expect(big.action).toBe("pass");
+    expect(big.skipped).toMatch(/max_body_size/);
+  });
+
+  test("findings carry a masked preview and hashes, never the raw value", () => {
+    const s = setup();
+    const v = s.scan(msgs(`key ${AWS_ID}`));
+    const f = v.findings[0]!;
+    expect(f.preview).toBe("AKIA************MPLE");
+    expect(f.content_hash).toBe(createHash("sha256").update(AWS_ID).digest("hex"));
+    expect(f.value_hash).toBe(createHmac("sha256", KEY).update(AWS_ID).digest("hex"));
+    expect(f.start).toBe(4);
+    expect(f.end).toBe(24);
+    expect(JSON.stringify(v)).not.toContain(AWS_ID);
+    expect(
+      setup((c) => (c.analytics.hash_secrets = false)).scan(msgs(`key ${AWS_ID}`)).findings[0]!.value_hash,
+    ).toBeNull();
+  });
+
+  test("maskValue", () => {
+    expect(maskValue("AKIAIOSFODNN7EXAMPLE")).toBe("AKIA************MPLE");
+    expect(maskValue("abcdefghij")).toBe("ab******ij");
+    expect(maskValue("abcde")).toBe("a****");
+    expect(maskValue("abc")).toBe("***");
+    expect(maskValue("x".repeat(500))).toBe(`xxxx${"*".repeat(32)}xxxx`);
+  });
+
+  test("redact: the hook returns the body with typed placeholders, JSON valid, nothing else changed", () => {
+    const rules = loadBuiltinRules().map((r) =>
+      r.name === "github_pat" ? { ...r, action: "redact" as const } : r,
+    );
+    const s = setup(() => {}, rules);
+    const raw = JSON.stringify(
+      { model: "m", messages: [{ role: "user", content: `use ${GH} please` }] },
+      null,
+      2,
+    );
+    const v = s.scan(raw);
+    expect(v.action).toBe("redact");
+    const out = new TextDecoder().decode(v.body!);
+    expect(out).toBe(raw.replace(GH, "[REDACTED:github_pat]"));
+    expect(s.scan(out, "other").findings).toEqual([]);
+  });
+
+  test("a body that is not JSON is scanned as text at path `body`", () => {
+    const v = setup().scan(`plain ${AWS_ID} text`);
+    expect(v.findings.map((f) => [f.rule, f.path])).toEqual([["aws_access_key_id", "body"]]);
+  });
+});
+
+describe("allowlists", () => {
+  test("secrets (exact and glob), pii and paths entries drop findings before policy", () => {
+    expect(setup((c) => (c.allowlists.secrets = [AWS_ID])).scan(msgs(`key ${AWS_ID}`)).action).toBe("pass");
+    expect(setup((c) => (c.allowlists.secrets = ["AKIA*EXAMPLE"])).scan(msgs(`key ${AWS_ID}`)).action).toBe(
+      "pass",
+    );
+    expect(setup((c) => (c.allowlists.secrets = ["AKIA*OTHER"])).scan(msgs(`key ${AWS_ID}`)).action).toBe(
+      "block",
+    );
+    expect(
+      setup((c) => (c.allowlists.pii = ["*@acme-corp.io"])).scan(msgs("mail jane.doe@acme-corp.io")).findings,
+    ).toEqual([]);
+    expect(setup((c) => (c.allowlists.pii = [AWS_ID])).scan(msgs(`key ${AWS_ID}`)).action).toBe("block");
+    expect(setup((c) => (c.allowlists.paths = ["messages[0].*"])).scan(msgs(`key ${AWS_ID}`)).action).toBe(
+      "pass",
+    );
+    expect(
+      setup((c) => (c.allowlists.paths = ["*/fixtures/*"])).scanner.scanText(
+        `k ${AWS_ID}`,
+        "test/fixtures/a.txt",
+      ),
+    ).toEqual([]);
+  });
+});
+
+describe("session dedup", () => {
+  test("a secret in turn 1 is still blocked in turn 5, while only new segments are scanned", () => {
+    const s = setup();
+    const history = [`here is my key ${AWS_ID}`];
+    const first = s.scan(msgs(...history), "conv");
+    expect(first.action).toBe("block");
+    for (let turn = 2; turn <= 5; turn++) {
+      history.push(
+        `turn ${turn} reply with enough words to be remembered`,
+        `turn ${turn} question, again long enough`,
+      );
+      const before = s.scanner.stats!();
+      const v = s.scan(msgs(...history), "conv");
+      const after = s.scanner.stats!();
+      expect(v.action).toBe("block");
+      expect(v.findings.filter((f) => f.rule === "aws_access_key_id").map((f) => f.path)).toEqual([
+        "messages[0].content",
+      ]);
+      // Only the two new turns are scanned (plus role names and the model, too short to remember).
+      const newChars = history.slice(-2).join("").length;
+      expect(after.chars_scanned - before.chars_scanned).toBeLessThan(
+        newChars + 25 * (history.length + 1) + 3 * 20,
+      );
+      expect(after.segments_cached - before.segments_cached).toBe(history.length - 2);
+    }
+  });
+
+  test("the cache is per session and bounded by dedup.*", () => {
+    const s = setup((c) => {
+      c.dedup.max_conversations = 2;
+      c.dedup.max_hashes_per_conversation = 3;
+    });
+    for (const id of ["a", "b", "c"])
+      s.scan(msgs(...Array.from({ length: 6 }, (_, i) => `session ${id} message number ${i} is long`)), id);
+    const st = s.scanner.stats!();
+    expect(st.sessions).toBe(2);
+    expect(st.fingerprints).toBeLessThanOrEqual(6);
+  });
+
+  test("changing rules starts over and applies at once", () => {
+    const s = setup();
+    expect(s.scan(msgs(`key ${AWS_ID}`), "r").action).toBe("block");
+    s.setRules(loadBuiltinRules().filter((r) => r.name !== "aws_access_key_id"));
+    expect(s.scan(msgs(`key ${AWS_ID}`), "r").action).toBe("pass");
+  });
+
+  test("property: any split of a conversation into turns, repeated or not, gives the same findings", () => {
+    const pieces = [
+      "intro text with nothing",
+      `a key ${AWS_ID} in prose`,
+      "email jane.doe@acme-corp.io here",
+      `nested ${Buffer.from(`token=${GH}`).toString("base64")} blob`,
+      "aws_secret_access_key is in the next line",
+      "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+      "CONFIDENTIAL roadmap",
+      "card 4539 1488 0343 6467",
+    ];
+    const key = (v: Verdict) =>
+      v.findings.map((f) => `${f.rule}|${f.path}|${f.start}|${f.end}|${f.content_hash}|${f.decoded}`).sort();
+    const expected = key(setup().scan(msgs(...pieces), "fresh"));
+    expect(expected.length).toBeGreaterThanOrEqual(6);
+    let seed = 42;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let trial = 0; trial < 20; trial++) {
+      const s = setup();
+      const sid = `p${trial}`;
+      let n = 0;
+      while (n < pieces.length) {
+        n = Math.min(pieces.length, n + 1 + Math.floor(rnd() * 3));
+        s.scan(msgs(...pieces.slice(0, n)), sid);
+        if (rnd() < 0.3) s.scan(msgs(...pieces.slice(0, n)), sid); // a retried request
+      }
+      expect(key(s.scan(msgs(...pieces), sid))).toEqual(expected);
+    }
+  });
+});
+
+describe("rules from configuration", () => {
+  test("proprietary.keywords, proprietary.file_patterns and custom_rules apply without the store", () => {
+    const s = setup((c) => {
+      c.proprietary.keywords = ["Project Falcon"];
+      c.proprietary.file_patterns = ["*.sqlite", "prod-secrets.*"];
+      c.custom_rules = [
+        {
+          name: "ticket",
+          pattern: "TKT-([0-9]{5})",
+          severity: "high",
+          action: "block",
+          detector: "custom",
+          description: "",
+          tags: [],
+        },
+      ];
+    });
+    const v = s.scan(
+      msgs("the project  falcon launch", "open db/users.sqlite and prod-secrets.json", "see TKT-12345"),
+    );
+    expect(v.findings.map((f) => f.rule).sort()).toEqual([
+      "proprietary_file_pattern",
+      "proprietary_file_pattern",
+      "proprietary_keyword",
+      "ticket",
+    ]);
+    expect(v.action).toBe("block");
+    expect(v.findings.find((f) => f.rule === "ticket")!.preview).toBe("1****");
+  });
+
+  test("a user rule that can backtrack catastrophically is skipped and cannot stall a request", () => {
+    const slow: RuleDef = {
+      name: "slow",
+      pattern: "([a-z]+)+@x",
+      detector: "custom",
+      severity: "high",
+      action: "block",
+      enabled: true,
+      tier: "custom",
+      source: "dashboard",
+      description: "",
+      tags: [],
+    };
+    const s = setup(() => {}, [...loadBuiltinRules(), slow]);
+    const t0 = performance.now();
+    const v = s.scan(msgs("a".repeat(200_000)));
+    expect(performance.now() - t0).toBeLessThan(3000);
+    expect(v.findings).toEqual([]);
+  });
+});
