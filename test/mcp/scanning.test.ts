@@ -154,3 +154,18 @@ describe.skipIf(!engineReady)("shipped rules in the network modes", () => {
     }
   });
 });
+
+describe.skipIf(!engineReady)("defence in depth", () => {
+  test("with --no-env-filter, a server that echoes its environment has the result blocked, not leaked", async () => {
+    const key = `AKIA${"Z7QWERTYUIOPASDF"}`;
+    await using s = await sdkOverSluice(["--no-env-filter", "--", "bun", fixture("env-server.ts")], {
+      env: { DEPLOY_KEY_ID: key },
+    });
+    const out = await s.client.callTool({ name: "env", arguments: {} }).then(
+      (r) => JSON.stringify(r),
+      (e: Error) => e.message,
+    );
+    expect(out).toContain("sluice blocked the result of tools/call env");
+    expect(out).not.toContain(key);
+  });
+});
