@@ -155,7 +155,7 @@ export async function run(): Promise<BenchTable[]> {
   const f = (n: number) => n.toFixed(3);
   for (const [label, msg] of [
     ["ping", ping],
-    ["tools/call, 11-char argument", smallCall],
+    ["tools/call, short argument", smallCall],
     ["tools/call, 10 KB argument", bigCall],
   ] as const) {
     const direct = await roundTrips(SERVER, env, msg);
@@ -172,7 +172,7 @@ export async function run(): Promise<BenchTable[]> {
   }
   const coreRows: (string | number)[][] = [];
   for (const [label, msg] of [
-    ["tools/call, 11-char argument", smallCall],
+    ["tools/call, short argument", smallCall],
     ["tools/call, 10 KB argument", bigCall],
   ] as const) {
     const t = await coreCost(msg);
