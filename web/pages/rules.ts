@@ -3,7 +3,7 @@
  * custom rule creation with a live pattern test, and rule statistics.
  */
 import { ApiError, del, get, post, put } from "../api.ts";
-import { badge, debounce, field, h, mount, num, select } from "../dom.ts";
+import { debounce, field, h, mount, num, select } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import { testPattern } from "../pattern.ts";
 import { type PageCtx, replaceParams } from "../state.ts";
@@ -309,9 +309,7 @@ export async function rulesPage(ctx: PageCtx) {
                   "tr",
                   null,
                   h("th", { scope: "col" }, selectAll),
-                  ["Rule", "Detector", "Severity", "Action", "Enabled", "Tier / source"].map((t) =>
-                    h("th", { scope: "col" }, t),
-                  ),
+                  ["Rule", "Severity", "Action", "Enabled"].map((t) => h("th", { scope: "col" }, t)),
                   h("th", { scope: "col", class: "num" }, "Hits"),
                   h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Row actions")),
                 ),
@@ -397,28 +395,30 @@ export async function rulesPage(ctx: PageCtx) {
       ),
       h(
         "td",
-        { style: "max-width:340px", class: "wrap" },
-        h("div", { class: "mono" }, r.name),
-        r.description ? h("div", { class: "muted", style: "font-size:12.5px" }, r.description) : null,
-        r.tags?.length
-          ? h(
-              "div",
-              { class: "row", style: "gap:4px;margin-top:2px" },
-              r.tags.map((t) =>
-                h(
-                  "button",
-                  { class: "btn small ghost", type: "button", onclick: () => setFilter("tag", t) },
-                  `#${t}`,
-                ),
-              ),
-            )
-          : null,
+        { class: "wrap rule-cell" },
+        h("div", { class: "mono rule-name" }, r.name),
+        r.description ? h("div", { class: "muted rule-desc" }, r.description) : null,
+        h(
+          "div",
+          { class: "rule-meta" },
+          h("span", { class: "muted" }, `${r.detector} · ${r.tier} · ${r.source}`),
+          (r.tags ?? []).map((t) =>
+            h(
+              "button",
+              {
+                class: "tag",
+                type: "button",
+                "aria-label": `Filter by tag ${t}`,
+                onclick: () => setFilter("tag", t),
+              },
+              `#${t}`,
+            ),
+          ),
+        ),
       ),
-      h("td", null, r.detector),
       h("td", null, sev),
       h("td", null, act),
       h("td", null, en),
-      h("td", null, badge(r.tier, "tier"), " ", h("span", { class: "muted" }, r.source)),
       h("td", { class: "num" }, num(r.hit_count)),
       h(
         "td",
