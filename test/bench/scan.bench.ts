@@ -133,6 +133,8 @@ function codeLine(r: Rng): string {
 export interface Planted {
   file: string;
   line: number;
+  /** Lines the secret spans (a PEM block spans several). */
+  lines: number;
   kind: string;
 }
 
@@ -163,8 +165,8 @@ export function generateTree(dir: string, bytes: number, secrets: number, seed =
       if (due !== -1 && todo[due]) {
         const kind = todo[due]!;
         const value = KINDS[kind]!(r);
-        planted.push({ file: rel, line: lines.length + 1, kind });
         const text = kind === "private_key" ? value : `  const ${ident(r)} = "${value}";`;
+        planted.push({ file: rel, line: lines.length + 1, lines: text.split("\n").length, kind });
         lines.push(...text.split("\n"));
         size += text.length + 1;
         todo[due] = "";
@@ -178,8 +180,9 @@ export function generateTree(dir: string, bytes: number, secrets: number, seed =
     // Secrets whose slot fell past the end go last.
     for (const kind of todo.filter(Boolean)) {
       const value = KINDS[kind]!(r);
-      planted.push({ file: rel, line: lines.length + 1, kind });
-      lines.push(...(kind === "private_key" ? value : `  const ${ident(r)} = "${value}";`).split("\n"));
+      const text = kind === "private_key" ? value : `  const ${ident(r)} = "${value}";`;
+      planted.push({ file: rel, line: lines.length + 1, lines: text.split("\n").length, kind });
+      lines.push(...text.split("\n"));
     }
     writeFileSync(name, `${lines.join("\n")}\n`);
   }
@@ -314,6 +317,15 @@ function repoFiles(): { files: string[]; bytes: number } {
   return { files, bytes: files.reduce((n, f) => n + statSync(join(ROOT, f)).size, 0) };
 }
 
+/** Lines reported that hold no planted secret. */
+function falsePositives(planted: Planted[], found: Set<string>): number {
+  const spans = new Set<string>();
+  for (const p of planted) for (let l = p.line; l < p.line + p.lines; l++) spans.add(`${p.file}:${l}`);
+  let n = 0;
+  for (const f of found) if (!spans.has(f)) n++;
+  return n;
+}
+
 const mbps = (bytes: number, s: number) => (bytes / 1e6 / s).toFixed(1);
 
 export async function run(): Promise<BenchTable[]> {
@@ -339,6 +351,7 @@ export async function run(): Promise<BenchTable[]> {
         mbps(t.bytes, sTree.seconds),
         sTree.count,
         recall(planted, sTree.found),
+        falsePositives(planted, sTree.found),
         sTree.maxRssMb.toFixed(0),
       ],
       [
@@ -349,6 +362,7 @@ export async function run(): Promise<BenchTable[]> {
         mbps(t.bytes, lTree.seconds),
         lTree.count,
         recall(planted, lTree.found),
+        falsePositives(planted, lTree.found),
         lTree.maxRssMb.toFixed(0),
       ],
       [
@@ -358,6 +372,7 @@ export async function run(): Promise<BenchTable[]> {
         sRepo.seconds.toFixed(2),
         mbps(repo.bytes, sRepo.seconds),
         sRepo.count,
+        "n/a",
         "n/a",
         sRepo.maxRssMb.toFixed(0),
       ],
@@ -369,6 +384,7 @@ export async function run(): Promise<BenchTable[]> {
         mbps(repo.bytes, lRepo.seconds),
         lRepo.count,
         "n/a",
+        "n/a",
         lRepo.maxRssMb.toFixed(0),
       ],
     ];
@@ -379,7 +395,17 @@ export async function run(): Promise<BenchTable[]> {
     const tables: BenchTable[] = [
       {
         title: "sluice scan vs secretlint: throughput and recall",
-        columns: ["input", "size", "tool", "seconds", "MB/s", "findings", "recall (planted)", "peak RSS MB"],
+        columns: [
+          "input",
+          "size",
+          "tool",
+          "seconds",
+          "MB/s",
+          "findings",
+          "recall (planted)",
+          "lines flagged without a planted secret",
+          "peak RSS MB",
+        ],
         rows,
         notes: [
           `Speed-up on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x. Wall clock of each CLI including start-up; sluice uses ${Math.min(cpus().length, 8)} workers, secretlint is single-threaded.`,
