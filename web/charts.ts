@@ -113,7 +113,7 @@ export function breakdown(
             return h(
               "li",
               null,
-              h("span", { class: "bar-label" }, name),
+              h("span", { class: "bar-label", title: r.name }, name),
               h(
                 "span",
                 { class: "bar-track", "aria-hidden": "true" },
