@@ -188,7 +188,9 @@ export class SluiceRuntime implements Runtime {
     this.store.onRulesChanged(() => this.rulesChanged());
     this.rulesChanged();
     if (this.opts.enginePort !== undefined || this.opts.failMode)
-      this.log.warn("--engine-port/--fail-mode: combined split mode is not built yet; serving as one process");
+      this.log.warn(
+        "--engine-port/--fail-mode: combined split mode is not built yet; serving as one process",
+      );
     const server = this.proxy.listen(cfg.bind, cfg.port);
     if (cfg.dashboard.enabled) {
       try {
