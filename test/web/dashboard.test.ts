@@ -78,11 +78,15 @@ describe("dashboard pages", () => {
         ["connect", "#clients section"],
       ];
       const { page, problems } = await openPage("");
+      const timings: string[] = [];
       for (const [hash, selector] of pages) {
+        const t0 = performance.now();
         await page.goto(`${base}/#/${hash}`);
         await page.locator(selector).first().waitFor({ timeout: 5000 });
+        timings.push(`${hash.split("/")[0] || "overview"} ${(performance.now() - t0).toFixed(0)} ms`);
         expect(await page.locator("main [role=alert]").count()).toBe(0);
       }
+      console.log(`page ready: ${timings.join(", ")}`);
       // Dark theme via the toggle, then keyboard: the first nav link is reachable with Tab.
       await page.click("#theme-toggle");
       await page.click("#theme-toggle");
