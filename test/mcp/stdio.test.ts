@@ -100,7 +100,16 @@ describe("stdio framing", () => {
     expect(received.some((l) => l.length > big.length)).toBe(true);
   }, 20_000);
 
-  test("a batch passes as one line; server output lines arrive unchanged", async () => {
+  test("server output lines arrive unchanged", async () => {
+    await using raw = new RawSession(["--", "bun", fixture("echo-server.ts")]);
+    await raw.initialize();
+    await raw.request("odd/format");
+    expect(raw.lines).toContain(
+      '{ "result" : { "z" : 1 , "a" : "\\u00e9" } , "id" : 2 , "jsonrpc" : "2.0" }',
+    );
+  });
+
+  test("a batch passes as one line", async () => {
     const home = tempHome();
     const rec = join(home, "received.jsonl");
     await using raw = new RawSession(["--", "bun", fixture("recording-server.ts"), rec], { home });
