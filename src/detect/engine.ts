@@ -11,7 +11,15 @@
  */
 import type { RuleDef } from "../core/types.ts";
 import { compilePattern, patternParts } from "./pattern.ts";
-import { type Anchor, findAnchor, firstChars, type Node, parseRegex } from "./regex-ast.ts";
+import {
+  type Anchor,
+  COUNTED,
+  findAnchor,
+  firstChars,
+  minCounts,
+  type Node,
+  parseRegex,
+} from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
 
 export interface EncodingOptions {
@@ -34,6 +42,8 @@ export interface CompiledRule {
   keywords: string[] | null;
   /** Builtin rules are trusted to be linear; others run over bounded chunks. */
   trusted: boolean;
+  /** For digit-triggered rules: the fewest of each COUNTED character a match needs. */
+  needs: Int32Array | null;
 }
 
 interface AnchorUse {
@@ -131,8 +141,11 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
       trigger = "anchor";
       const fromKeywords = keywords !== null && anchor.literals === def.keywords;
       const forward = Number.isFinite(anchor.forward) ? Math.min(anchor.forward, MAX_FORWARD) : MAX_FORWARD;
-      for (const lit of anchor.literals) {
-        const use = { rule: index, back: anchor.back, forward };
+      for (let lit of anchor.literals) {
+        // "-----BEGIN" would hit every markdown rule: anchor on the rarer text after the punctuation.
+        const lead = /^[^A-Za-z0-9]{2,}(?=[A-Za-z0-9]{3})/.exec(lit)?.[0].length ?? 0;
+        lit = lit.slice(lead);
+        const use = { rule: index, back: anchor.back + lead, forward };
         if (lit.length === 1) {
           let arr = single.get(lit);
           if (!arr) single.set(lit, (arr = []));
@@ -145,7 +158,13 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
     }
     if (trigger === "digits") digitRules.push(index);
     if (trigger === "full") fullRules.push(index);
-    rules.push({ def, re, sticky, trigger, anchor, keywords, trusted: trusted(def) });
+    let needs: Int32Array | null = null;
+    if (trigger === "digits" && ast) {
+      const mc = minCounts(ast);
+      needs = new Int32Array(COUNTED.length);
+      for (let k = 0; k < COUNTED.length; k++) needs[k] = mc.get(COUNTED[k]!) ?? 0;
+    }
+    rules.push({ def, re, sticky, trigger, anchor, keywords, trusted: trusted(def), needs });
   }
 
   const bigram = new Uint16Array(65536);
@@ -398,6 +417,10 @@ export function findRuns(text: string, min: number): number[] {
   return out;
 }
 
+const COUNTED_INDEX = new Int8Array(65536).fill(-1);
+for (let c = 48; c <= 57; c++) COUNTED_INDEX[c] = 0;
+for (let k = 1; k < COUNTED.length; k++) COUNTED_INDEX[COUNTED.charCodeAt(k)] = k;
+
 const DIGIT_CLUSTER = /[+(]?\d[\d \-.()+/:a-fA-F]{5,}/g;
 
 /**
@@ -424,11 +447,30 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
   }
   if (engine.digitRules.length > 0) {
     DIGIT_CLUSTER.lastIndex = 0;
+    const counts = new Int32Array(COUNTED.length);
     let m: RegExpExecArray | null;
     while ((m = DIGIT_CLUSTER.exec(text)) !== null) {
       const s = m.index;
       const e = s + m[0].length;
-      for (const ri of engine.digitRules) runWindow(st, ri, s - 8, e + 8, s);
+      // Count the cluster's digits and separators (with a little context) once, then run only the
+      // rules whose matches could fit: an SSN needs nine digits and two '-', a card thirteen digits.
+      counts.fill(0);
+      const lo = Math.max(0, s - 2);
+      const hi = Math.min(text.length, e + 2);
+      for (let k = lo; k < hi; k++) {
+        const idx = COUNTED_INDEX[text.charCodeAt(k)]!;
+        if (idx >= 0) counts[idx]!++;
+      }
+      for (const ri of engine.digitRules) {
+        const needs = engine.rules[ri]!.needs!;
+        let fits = true;
+        for (let k = 0; k < needs.length; k++)
+          if (counts[k]! < needs[k]!) {
+            fits = false;
+            break;
+          }
+        if (fits) runWindow(st, ri, s - 8, e + 8, s);
+      }
     }
   }
   for (const ri of engine.fullRules) {

@@ -487,3 +487,45 @@ export function nestedQuantifier(n: Node, source: string): string | null {
   walk(n, false);
   return found ? `${found} in /${source}/` : null;
 }
+
+/** Characters counted by `minCounts`: '#' stands for any digit. */
+export const COUNTED = "#.:-+()/ ";
+
+/**
+ * The fewest times each counted character must occur in any match ('#' = digits), e.g. an SSN
+ * pattern needs nine digits and two '-'. Used to skip rules on number clusters that cannot match.
+ */
+export function minCounts(n: Node): Map<string, number> {
+  const add = (a: Map<string, number>, b: Map<string, number>, times = 1) => {
+    for (const [k, v] of b) a.set(k, (a.get(k) ?? 0) + v * times);
+    return a;
+  };
+  switch (n.t) {
+    case "char": {
+      const out = new Map<string, number>();
+      if (!n.chars || n.chars.length === 0) return out;
+      if (n.chars.every((c) => c >= "0" && c <= "9")) out.set("#", 1);
+      else if (n.chars.length === 1 && COUNTED.includes(n.chars[0]!) && n.chars[0] !== "#")
+        out.set(n.chars[0]!, 1);
+      return out;
+    }
+    case "zero":
+    case "backref":
+      return new Map();
+    case "group":
+      return minCounts(n.node);
+    case "seq":
+      return n.items.reduce((acc, it) => add(acc, minCounts(it)), new Map<string, number>());
+    case "quant":
+      return n.min === 0 ? new Map() : add(new Map(), minCounts(n.node), n.min);
+    case "alt": {
+      const maps = n.branches.map(minCounts);
+      const out = new Map<string, number>();
+      for (const k of maps[0]?.keys() ?? []) {
+        const v = Math.min(...maps.map((m) => m.get(k) ?? 0));
+        if (v > 0) out.set(k, v);
+      }
+      return out;
+    }
+  }
+}

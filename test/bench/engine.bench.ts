@@ -1,0 +1,251 @@
+/**
+ * `bun run bench engine`: the detection engine through the request hook on Claude Code-shaped
+ * bodies (a long system prompt, 12 tools, history of prose, tool calls and source code), cold and as
+ * a follow-up turn of the same session, and on plain text. Baselines measured in the same run:
+ * JSON.parse alone, and every rule's regex run over the whole text (no prefilter).
+ */
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { defaultConfig } from "../../src/config/schema.ts";
+import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
+import type { SessionContext } from "../../src/core/types.ts";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { compilePattern } from "../../src/detect/pattern.ts";
+import { createScanner } from "../../src/policy/scanner.ts";
+import type { BenchTable } from "./index.ts";
+
+const ROOT = join(import.meta.dir, "../..");
+
+/** Real prose and real source code from the repository and its dependencies. */
+export function corpus(): { prose: string[]; code: string[] } {
+  const prose: string[] = [];
+  for (const f of ["ARCHITECTURE.md", "docs/benchmarks.md"]) {
+    try {
+      prose.push(...readFileSync(join(ROOT, f), "utf8").split(/\n\n+/));
+    } catch {
+      /* optional */
+    }
+  }
+  const code: string[] = [];
+  const walk = (dir: string, depth: number) => {
+    if (code.length > 400 || depth > 3) return;
+    for (const name of readdirSync(dir)) {
+      const p = join(dir, name);
+      if (statSync(p).isDirectory()) walk(p, depth + 1);
+      else if (/\.(ts|js|md)$/.test(name) && statSync(p).size < 40_000) {
+        const text = readFileSync(p, "utf8");
+        (name.endsWith(".md") ? prose : code).push(text);
+      }
+    }
+  };
+  walk(join(ROOT, "src"), 0);
+  walk(join(ROOT, "node_modules/openai/src/resources"), 0);
+  walk(join(ROOT, "node_modules/zod/v4/core"), 0);
+  return { prose: prose.filter((p) => p.length > 40), code };
+}
+
+export function claudeCodeBody(
+  size: number,
+  c: { prose: string[]; code: string[] },
+  seed = 1,
+): Record<string, unknown> {
+  let s = seed;
+  const rnd = (n: number) => (s = (s * 1103515245 + 12345) % 2 ** 31) % n;
+  const pick = <T>(a: T[]) => a[rnd(a.length)]!;
+  const system = [
+    { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude." },
+    {
+      type: "text",
+      text: c.prose.slice(0, 60).join("\n\n").slice(0, 18_000),
+      cache_control: { type: "ephemeral" },
+    },
+  ];
+  const tools = [
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "Grep",
+    "WebFetch",
+    "WebSearch",
+    "TodoWrite",
+    "Task",
+    "NotebookEdit",
+    "ExitPlanMode",
+  ].map((name) => ({
+    name,
+    description: c.prose
+      .slice(rnd(20), rnd(20) + 4)
+      .join("\n")
+      .slice(0, 1800),
+    input_schema: {
+      type: "object",
+      properties: {
+        command: { type: "string", description: "The command to run" },
+        file_path: { type: "string", description: "Absolute path" },
+      },
+      required: ["command"],
+    },
+  }));
+  const messages: unknown[] = [];
+  const body = {
+    model: "claude-sonnet-4-5",
+    max_tokens: 32000,
+    stream: true,
+    system,
+    tools,
+    messages,
+    metadata: { user_id: '{"device_id":"d","session_id":"s"}' },
+  };
+  let approx = JSON.stringify(body).length;
+  let n = 0;
+  while (approx < size) {
+    const id = `toolu_${seed}_${n++}`;
+    const code = pick(c.code).slice(0, 6000);
+    const turn = [
+      { role: "user", content: [{ type: "text", text: pick(c.prose) }] },
+      {
+        role: "assistant",
+        content: [
+          { type: "text", text: pick(c.prose).slice(0, 600) },
+          { type: "tool_use", id, name: "Read", input: { file_path: `/repo/src/file${n}.ts` } },
+        ],
+      },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: id, content: code }] },
+    ];
+    messages.push(...turn);
+    approx += JSON.stringify(turn).length;
+  }
+  return body;
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+
+function time(fn: () => void, runs: number): number {
+  fn();
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn();
+    out.push(performance.now() - t0);
+  }
+  return median(out);
+}
+
+export async function run(): Promise<BenchTable[]> {
+  const c = corpus();
+  const rules = loadBuiltinRules();
+  const cfg = defaultConfig();
+  const makeScanner = () =>
+    createScanner({
+      config: () => cfg,
+      rules: () => rules,
+      rulesVersion: () => 1,
+      hmacKey: new Uint8Array(32),
+    });
+  const enc = new TextEncoder();
+  const req = (body: Uint8Array, session: string): ScanRequest => ({
+    provider: "anthropic",
+    method: "POST",
+    path: "/v1/messages",
+    headers: new Headers(),
+    body,
+    session: { session_id: session } as SessionContext,
+    transport: "http",
+  });
+  const rows: (string | number)[][] = [];
+  const fmt = (ms: number) => ms.toFixed(2);
+  let sessionN = 0;
+
+  for (const [label, size, target] of [
+    ["100 KB", 100_000, 1.5],
+    ["1 MB", 1_000_000, 10],
+  ] as const) {
+    const body = claudeCodeBody(size, c, size);
+    // A few things to find, so the numbers include reporting findings.
+    (body.messages as { content: unknown }[]).push({
+      content: `deploy with AKIA${"IOSFODNN7EXAMPLE"} and mail ops@acme-corp.io`,
+    });
+    const raw = JSON.stringify(body);
+    const bytes = enc.encode(raw);
+    const scanner = makeScanner();
+    let verdict: Verdict | null = null;
+    const cold = time(() => {
+      verdict = scanner.hook(req(bytes, `cold-${sessionN++}`)) as Verdict;
+    }, 15);
+    const parse = time(() => JSON.parse(raw), 15);
+    rows.push([
+      `cold scan, ${label} Claude Code body (${(bytes.length / 1024).toFixed(0)} KiB)`,
+      fmt(cold),
+      `≤ ${target}`,
+      fmt(parse),
+      `${verdict!.findings.length} findings, ${verdict!.action}`,
+    ]);
+
+    if (size === 1_000_000) {
+      // Follow-up turns: the same history plus ~4 KB new, in one session.
+      const followScanner = makeScanner();
+      followScanner.hook(req(bytes, "follow"));
+      const times: number[] = [];
+      for (let t = 0; t < 15; t++) {
+        const next = structuredClone(body) as { messages: unknown[] };
+        next.messages.push({
+          role: "user",
+          content: [{ type: "text", text: `${c.code[t % c.code.length]!.slice(0, 4000)} turn ${t}` }],
+        });
+        const nb = enc.encode(JSON.stringify(next));
+        const t0 = performance.now();
+        verdict = followScanner.hook(req(nb, "follow")) as Verdict;
+        times.push(performance.now() - t0);
+      }
+      rows.push([
+        "follow-up turn: same 1 MB history + 4 KB new (incl. JSON.parse)",
+        fmt(median(times)),
+        "≤ 3",
+        fmt(parse),
+        `${verdict!.findings.length} findings, ${verdict!.action}`,
+      ]);
+    }
+  }
+
+  // Plain text throughput (the `scan` command path): code and prose, no JSON.
+  let text = "";
+  for (const s of [...c.code, ...c.prose]) {
+    text += `${s}\n`;
+    if (text.length > 1_000_000) break;
+  }
+  text = text.slice(0, 1_000_000);
+  const scanner = makeScanner();
+  const plain = time(() => scanner.scanText(text, "file.txt"), 11);
+  const regexes = rules.map((r) => compilePattern(r.pattern, "g"));
+  const naive = time(() => {
+    for (const re of regexes) {
+      re.lastIndex = 0;
+      while (re.exec(text) !== null) {}
+    }
+  }, 5);
+  const mbps = (ms: number) => (text.length / 1e6 / (ms / 1000)).toFixed(0);
+  rows.push([
+    `plain text, 1 MB (MB/s: ${mbps(plain)})`,
+    fmt(plain),
+    "≥ 100 MB/s",
+    `${fmt(naive)} (${mbps(naive)} MB/s)`,
+    `${rules.length} rules, decoding on`,
+  ]);
+
+  return [
+    {
+      title: "Detection engine (median ms)",
+      columns: ["case", "sluice", "target", "baseline", "notes"],
+      rows,
+      notes: [
+        "Baseline: JSON.parse of the same body for the request rows; for plain text, every rule's regex run over the whole text without the prefilter.",
+        "Cold = a new session (nothing cached). Follow-up = the same session sending its history again plus a new ~4 KB message.",
+      ],
+    },
+  ];
+}
