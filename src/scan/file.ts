@@ -2,7 +2,7 @@
  * Reading one input (a file or stdin) into the window scanner: binary inputs are skipped, large
  * files are streamed so that memory stays bounded whatever their size.
  */
-import type { FileResult } from "./types.ts";
+import type { FileResult, ScanFinding } from "./types.ts";
 import { DEFAULT_CHUNK, type TextScanner, WindowScanner } from "./window.ts";
 
 /** Files up to this size are read whole; larger ones are streamed. */
@@ -70,4 +70,98 @@ export async function scanFile(
       findings: [],
     };
   }
+}
+
+/** A byte range of one large file, starting at a line start, scanned by itself (in parallel). */
+export interface RangeTask {
+  abs: string;
+  display: string;
+  size: number;
+  start: number;
+  end: number;
+}
+
+export interface RangeResult {
+  /** Findings with lines counted from the range's first line (1). */
+  findings: ScanFinding[];
+  /** Newlines inside [start, end): the next range's first line is this many lines further. */
+  newlines: number;
+  bytes: number;
+  error?: string;
+}
+
+/** Context read on each side of a range, so that matches across its edges are seen whole. */
+export const RANGE_CONTEXT = 64 * 1024;
+
+function countNewlines(b: Uint8Array): number {
+  let n = 0;
+  let i = b.indexOf(10);
+  while (i !== -1) {
+    n++;
+    i = b.indexOf(10, i + 1);
+  }
+  return n;
+}
+
+export async function scanRange(
+  task: RangeTask,
+  scan: TextScanner,
+  opts: ScanInputOptions = {},
+): Promise<RangeResult> {
+  try {
+    const file = Bun.file(task.abs);
+    const leadFrom = Math.max(0, task.start - RANGE_CONTEXT);
+    const lead = new TextDecoder("utf-8").decode(await file.slice(leadFrom, task.start).bytes());
+    const ws = new WindowScanner(scan, task.display, opts.chunk ?? DEFAULT_CHUNK, opts.overlap, lead.length);
+    ws.push(lead);
+    const decoder = new TextDecoder("utf-8");
+    let newlines = 0;
+    for await (const chunk of file.slice(task.start, task.end).stream()) {
+      newlines += countNewlines(chunk);
+      ws.push(decoder.decode(chunk, { stream: true }));
+    }
+    ws.push(decoder.decode());
+    ws.limitHere();
+    const trailTo = Math.min(task.size, task.end + RANGE_CONTEXT);
+    if (trailTo > task.end)
+      ws.push(new TextDecoder("utf-8").decode(await file.slice(task.end, trailTo).bytes()));
+    return { findings: ws.finish(), newlines, bytes: task.end - task.start };
+  } catch (e) {
+    return { findings: [], newlines: 0, bytes: 0, error: `cannot read: ${(e as Error).message}` };
+  }
+}
+
+/**
+ * Cut a file into ranges of about `target` bytes, each starting right after a "\n" (so every range
+ * begins a line). A stretch with no newline for 1 MiB stays in one range.
+ */
+export async function planRanges(
+  entry: { abs: string; display: string; size: number },
+  target: number,
+): Promise<RangeTask[]> {
+  const file = Bun.file(entry.abs);
+  const cuts = [0];
+  for (let pos = target; pos < entry.size; pos += target) {
+    const last = cuts[cuts.length - 1]!;
+    if (pos <= last) continue;
+    const probe = await file.slice(pos, Math.min(entry.size, pos + 1024 * 1024)).bytes();
+    const nl = probe.indexOf(10);
+    if (nl === -1) continue;
+    const cut = pos + nl + 1;
+    if (cut < entry.size) cuts.push(cut);
+  }
+  return cuts.map((start, i) => ({ ...entry, start, end: cuts[i + 1] ?? entry.size }));
+}
+
+/** Join the results of a file's ranges (in order) into one file result. */
+export function joinRanges(display: string, size: number, parts: RangeResult[]): FileResult {
+  const findings: ScanFinding[] = [];
+  let before = 0;
+  const errors = parts.filter((p) => p.error).map((p) => p.error!);
+  for (const p of parts) {
+    for (const f of p.findings) findings.push({ ...f, line: f.line + before, end_line: f.end_line + before });
+    before += p.newlines;
+  }
+  if (errors.length) return { file: display, bytes: 0, skipped: errors[0]!, error: true, findings: [] };
+  return { file: display, bytes: size, skipped: null, findings };
 }

@@ -1,16 +1,29 @@
 /**
  * Scanning many files across cores: a pool of workers, each with its own compiled scanner, fed
- * batches of files from one queue (biggest first). Small jobs stay in-process, where starting
- * workers would cost more than it saves. A worker that fails hands its batch back to the main thread.
+ * from one queue (biggest first). A very large file is cut at line starts into ranges that workers
+ * scan side by side, each with context on both sides, and the line numbers are joined afterwards.
+ * Small jobs stay in-process, where starting workers would cost more than it saves. A worker that
+ * fails hands its work back to the main thread.
  */
 import { cpus } from "node:os";
 import { makeTextScanner, type ScanSetup } from "./engine.ts";
-import { scanFile } from "./file.ts";
+import {
+  isBinary,
+  joinRanges,
+  planRanges,
+  type RangeResult,
+  type RangeTask,
+  scanFile,
+  scanRange,
+} from "./file.ts";
 import type { FileResult } from "./types.ts";
 import type { FileEntry } from "./walk.ts";
+import type { TextScanner } from "./window.ts";
 
 /** Below this many bytes in total, scanning stays on the main thread. */
 export const PARALLEL_MIN_BYTES = 4 * 1024 * 1024;
+/** Files above this size are cut into ranges scanned in parallel. */
+export const SPLIT_MIN_BYTES = 32 * 1024 * 1024;
 const BATCH_BYTES = 1024 * 1024;
 const BATCH_FILES = 64;
 
@@ -32,10 +45,29 @@ export interface PoolOptions {
   jobs?: number;
   /** Force workers even for small jobs (tests). */
   forceWorkers?: boolean;
+  /** Size above which a file is split into ranges (tests use a small one). */
+  splitMinBytes?: number;
 }
 
 export interface PoolStats {
   workers: number;
+}
+
+/** One unit of work: a whole file, or a range of one. */
+export type WorkItem = { kind: "file"; file: FileEntry } | { kind: "range"; range: RangeTask };
+export type WorkResult = { kind: "file"; result: FileResult } | { kind: "range"; result: RangeResult };
+
+export async function runItem(item: WorkItem, scan: TextScanner): Promise<WorkResult> {
+  if (item.kind === "file") return { kind: "file", result: await scanFile(item.file, scan) };
+  return { kind: "range", result: await scanRange(item.range, scan) };
+}
+
+async function sniffBinary(abs: string): Promise<boolean> {
+  try {
+    return isBinary(await Bun.file(abs).slice(0, 8000).bytes());
+  } catch {
+    return false;
+  }
 }
 
 export async function scanFiles(
@@ -47,16 +79,49 @@ export async function scanFiles(
   const jobs = opts.jobs ?? defaultJobs();
   const total = files.reduce((n, f) => n + f.size, 0);
   const results = new Array<FileResult | undefined>(files.length);
-  const parallel = jobs > 1 && files.length > 1 && (opts.forceWorkers || total >= PARALLEL_MIN_BYTES);
+  const parallel = jobs > 1 && (opts.forceWorkers || total >= PARALLEL_MIN_BYTES);
+
+  // Work items, with what each one fills in.
+  const items: WorkItem[] = [];
+  const owner: { file: number; part: number }[] = [];
+  const ranges = new Map<number, RangeResult[]>();
+  const splitMin = opts.splitMinBytes ?? SPLIT_MIN_BYTES;
+  for (let i = 0; i < files.length; i++) {
+    const f = files[i]!;
+    if (parallel && f.size > splitMin && !(await sniffBinary(f.abs))) {
+      const target = Math.max(Math.ceil(splitMin / 2), Math.ceil(f.size / (jobs * 4)));
+      const parts = await planRanges(f, target);
+      if (parts.length > 1) {
+        ranges.set(i, new Array(parts.length));
+        parts.forEach((range, part) => {
+          items.push({ kind: "range", range });
+          owner.push({ file: i, part });
+        });
+        continue;
+      }
+    }
+    items.push({ kind: "file", file: f });
+    owner.push({ file: i, part: 0 });
+  }
+  const sizeOf = (k: number) => {
+    const it = items[k]!;
+    return it.kind === "file" ? it.file.size : it.range.end - it.range.start;
+  };
+  const store = (k: number, r: WorkResult) => {
+    const o = owner[k]!;
+    if (r.kind === "file") results[o.file] = r.result;
+    else ranges.get(o.file)![o.part] = r.result;
+  };
+
   const leftover: number[] = [];
-  if (parallel) {
-    const order = files.map((_, i) => i).sort((a, b) => files[b]!.size - files[a]!.size);
+  if (parallel && items.length > 1) {
+    const order = items.map((_, k) => k).sort((a, b) => sizeOf(b) - sizeOf(a));
     const batches: number[][] = [];
     let cur: number[] = [];
     let curBytes = 0;
-    for (const i of order) {
-      cur.push(i);
-      curBytes += files[i]!.size;
+    for (const k of order) {
+      cur.push(k);
+      curBytes += sizeOf(k);
       if (curBytes >= BATCH_BYTES || cur.length >= BATCH_FILES) {
         batches.push(cur);
         cur = [];
@@ -95,18 +160,18 @@ export async function scanFiles(
           const batch = batches.shift();
           if (!batch) return finish();
           inflight = batch;
-          worker.postMessage({ type: "scan", id: nextId++, files: batch.map((i) => files[i]) });
+          worker.postMessage({ type: "scan", id: nextId++, items: batch.map((k) => items[k]) });
         };
         worker.onmessage = (e: MessageEvent) => {
-          const m = e.data as { type: string; results?: FileResult[] };
+          const m = e.data as { type: string; results?: WorkResult[] };
           if (m.type === "ready") {
             ready = true;
             stats.workers++;
             return next();
           }
           if (m.type === "done" && inflight) {
-            m.results!.forEach((r, k) => {
-              results[inflight![k]!] = r;
+            m.results!.forEach((r, j) => {
+              store(inflight![j]!, r);
             });
             inflight = null;
             return next();
@@ -130,11 +195,12 @@ export async function scanFiles(
     // Batches never picked up (every worker failed) are scanned here.
     for (const b of batches) leftover.push(...b);
   } else {
-    for (let i = 0; i < files.length; i++) leftover.push(i);
+    for (let k = 0; k < items.length; k++) leftover.push(k);
   }
   if (leftover.length) {
     const scan = makeTextScanner(setup);
-    for (const i of leftover.sort((a, b) => a - b)) results[i] = await scanFile(files[i]!, scan);
+    for (const k of leftover.sort((a, b) => a - b)) store(k, await runItem(items[k]!, scan));
   }
+  for (const [i, parts] of ranges) results[i] = joinRanges(files[i]!.display, files[i]!.size, parts);
   return results as FileResult[];
 }

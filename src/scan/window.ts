@@ -71,13 +71,26 @@ export class WindowScanner {
   readonly #file: string;
   readonly #chunk: number;
   readonly #overlap: number;
+  /** Findings must start before this offset (trailing context of a range is not reported). */
+  #limit = Number.POSITIVE_INFINITY;
 
-  constructor(scan: TextScanner, file: string, chunk = DEFAULT_CHUNK, overlap = DEFAULT_OVERLAP) {
+  /**
+   * `lead`: characters of leading context that come first and are not reported (a range of a file
+   * scanned on its own: the context ends at a line start, so line 1 is the range's first line).
+   */
+  constructor(scan: TextScanner, file: string, chunk = DEFAULT_CHUNK, overlap = DEFAULT_OVERLAP, lead = 0) {
     if (chunk < 1 || overlap < 0) throw new RangeError("chunk must be >= 1 and overlap >= 0");
     this.#scan = scan;
     this.#file = file;
     this.#chunk = chunk;
     this.#overlap = overlap;
+    this.#own = lead;
+    this.#lineStart = lead;
+  }
+
+  /** From now on, text is trailing context only: nothing starting at or after this offset is reported. */
+  limitHere(): void {
+    this.#limit = this.chars;
   }
 
   push(piece: string): void {
@@ -100,7 +113,8 @@ export class WindowScanner {
     const text = this.#buf.slice(0, ownEnd + this.#overlap - this.#bufStart);
     const rel = this.#own - this.#bufStart;
     const relEnd = ownEnd - this.#bufStart;
-    const found = this.#scan(text, this.#file).filter((f) => f.start >= rel && f.start < Math.max(relEnd, 1));
+    const stop = Math.min(Math.max(relEnd, 1), this.#limit - this.#bufStart);
+    const found = this.#scan(text, this.#file).filter((f) => f.start >= rel && f.start < stop);
     if (found.length > 0) {
       let maxEnd = 0;
       for (const f of found) if (f.end > maxEnd) maxEnd = f.end;

@@ -1,11 +1,10 @@
 /**
- * A scan worker: builds its own scanner from the setup it is sent, then scans batches of files.
- * Messages: in `{type:"init", setup}` | `{type:"scan", id, files}`; out `{type:"ready"}` |
- * `{type:"done", id, results}` | `{type:"failed", message}`.
+ * A scan worker: builds its own scanner from the setup it is sent, then scans batches of work items
+ * (whole files or ranges of large files). Messages: in `{type:"init", setup}` |
+ * `{type:"scan", id, items}`; out `{type:"ready"}` | `{type:"done", id, results}` | `{type:"failed", message}`.
  */
 import { makeTextScanner, type ScanSetup } from "./engine.ts";
-import { scanFile } from "./file.ts";
-import type { FileResult } from "./types.ts";
+import { runItem, type WorkItem, type WorkResult } from "./pool.ts";
 import type { TextScanner } from "./window.ts";
 
 declare const self: Worker;
@@ -13,9 +12,7 @@ declare const self: Worker;
 let scan: TextScanner | null = null;
 
 self.onmessage = async (e: MessageEvent) => {
-  const m = e.data as
-    | { type: "init"; setup: ScanSetup }
-    | { type: "scan"; id: number; files: { abs: string; display: string; size: number }[] };
+  const m = e.data as { type: "init"; setup: ScanSetup } | { type: "scan"; id: number; items: WorkItem[] };
   try {
     if (m.type === "init") {
       scan = makeTextScanner(m.setup);
@@ -23,8 +20,8 @@ self.onmessage = async (e: MessageEvent) => {
       return;
     }
     if (!scan) throw new Error("worker not initialised");
-    const results: FileResult[] = [];
-    for (const f of m.files) results.push(await scanFile(f, scan));
+    const results: WorkResult[] = [];
+    for (const item of m.items) results.push(await runItem(item, scan));
     self.postMessage({ type: "done", id: m.id, results });
   } catch (err) {
     self.postMessage({ type: "failed", message: (err as Error).message });
