@@ -158,3 +158,44 @@ test("the checker itself flags low contrast and an unnamed control", async () =>
   expect(r.lowContrast[0]).toContain("faint");
   expect(r.unnamed).toEqual(["input#x."]);
 }, 30_000);
+
+test("usable from 1024 px wide: no page scrolls sideways", async () => {
+  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+  const wide: string[] = [];
+  for (const [hash, ready] of PAGES) {
+    await page.goto(`${s.dashboardUrl}/#/${hash}`);
+    await page.locator(ready).first().waitFor({ timeout: 10_000 });
+    const w = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (w > 1024) {
+      // Elements and runs of text (an unbreakable hash overflows its box) that stick out.
+      const culprits = await page.evaluate(() => {
+        const out: string[] = [];
+        const walker = document.createTreeWalker(
+          document.body,
+          NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT,
+        );
+        for (let n = walker.nextNode(); n && out.length < 3; n = walker.nextNode()) {
+          const range = document.createRange();
+          range.selectNodeContents(n);
+          const parent = n.parentElement;
+          if (
+            range.getBoundingClientRect().right > 1024 &&
+            (parent?.getBoundingClientRect().right ?? 0) <= 1024
+          )
+            out.push(
+              `${parent?.tagName.toLowerCase()}.${parent?.className}: ${(n.textContent ?? "").slice(0, 40)}`,
+            );
+        }
+        return out;
+      });
+      wide.push(`#/${hash} is ${w} px wide (${culprits.join(", ")})`);
+    }
+  }
+  await page.goto(`${s.dashboardUrl}/#/findings`);
+  await page.locator("#findings-table tbody tr").first().click();
+  await page.locator("#detail-preview").waitFor();
+  const w = await page.evaluate(() => document.documentElement.scrollWidth);
+  if (w > 1024) wide.push(`finding detail is ${w} px wide`);
+  await page.close();
+  expect(wide).toEqual([]);
+}, 30_000);

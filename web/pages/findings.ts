@@ -501,7 +501,7 @@ export async function findingsPage(ctx: PageCtx) {
 
   const split = h("div", { class: "grid" }, h("div", null, tableBox, pager), detailBox);
   const showDetail = (on: boolean) => {
-    split.className = on ? "grid table-detail" : "grid";
+    split.className = on ? "grid table-detail" : "grid one-col";
     detailBox.hidden = !on;
   };
   showDetail(false);

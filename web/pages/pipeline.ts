@@ -180,7 +180,11 @@ export async function pipelinePage(ctx: PageCtx) {
         "section",
         { class: "panel" },
         h("h2", null, "Build"),
-        h("p", { class: "muted mono" }, `version ${st.version} · ${st.build_id}`),
+        h(
+          "p",
+          { class: "muted mono", style: "word-break:break-all" },
+          `version ${st.version} · ${st.build_id}`,
+        ),
         h(
           "p",
           { class: "muted" },
