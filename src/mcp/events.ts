@@ -12,7 +12,6 @@ export type McpEventKind =
   | "session-end"
   | "tool-poisoning"
   | "tool-drift"
-  | "tool-new"
   | "unknown-tool"
   | "unsolicited-response"
   | "blocked-call"

@@ -244,6 +244,30 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     });
   };
 
+  const modeName = mode.kind;
+  const started = (session: McpSession): McpSession => {
+    session.opts.reporter.event({
+      kind: "session-start",
+      severity: "info",
+      message: `MCP session started (${modeName})`,
+      mode: modeName,
+    });
+    return session;
+  };
+  const ended = (session: McpSession, code: number): number => {
+    session.opts.reporter.event({
+      kind: "session-end",
+      severity: "info",
+      message: `MCP session ended (${modeName}, exit ${code})`,
+      mode: modeName,
+      exit_code: code,
+      client: session.clientName,
+      server_name: session.serverName,
+      blocked_tools: [...session.blockedTools.keys()],
+    });
+    return code;
+  };
+
   const finish = async (code: number) => {
     try {
       await store?.flush();
@@ -261,22 +285,32 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
         allowlist: config.mcp.env_allowlist,
         extra: o.env,
       });
+      const session = started(newSession());
       if (filtered.withheld.length)
-        log.info(`environment filter: ${filtered.withheld.length} variable(s) withheld from the MCP server`, {
-          withheld: filtered.withheld.join(","),
+        session.opts.reporter.event({
+          kind: "env-filtered",
+          severity: "info",
+          message: `environment filter: ${filtered.withheld.length} variable(s) withheld from the MCP server`,
+          withheld: filtered.withheld,
         });
-      const session = newSession();
       const r = await runStdio({ command: mode.command, env: filtered.env, session, log });
-      return finish(r.code);
+      return finish(ended(session, r.code));
     }
-    case "http-bridge":
+    case "http-bridge": {
+      const session = started(newSession());
       return finish(
-        await runHttpBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers, tls }),
+        ended(
+          session,
+          await runHttpBridge({ upstream: mode.upstream, session, log, headers: o.headers, tls }),
+        ),
       );
-    case "ws-bridge":
+    }
+    case "ws-bridge": {
+      const session = started(newSession());
       return finish(
-        await runWsBridge({ upstream: mode.upstream, session: newSession(), log, headers: o.headers, tls }),
+        ended(session, await runWsBridge({ upstream: mode.upstream, session, log, headers: o.headers, tls })),
       );
+    }
     case "reverse": {
       const server = startReverseProxy({
         host: mode.host,

@@ -38,12 +38,26 @@ describe("store", () => {
       path: string;
     }[];
     db.close();
-    expect(events.map((e) => e.kind)).toEqual(["tool-poisoning", "tool-poisoning"]);
+    expect(events.map((e) => e.kind)).toEqual([
+      "session-start",
+      "env-filtered",
+      "tool-poisoning",
+      "tool-poisoning",
+      "session-end",
+    ]);
     expect(events[0]!.server).toContain("poison-server.ts hidden-tags");
-    expect(JSON.parse(events[0]!.data)).toMatchObject({
+    expect(JSON.parse(events[2]!.data)).toMatchObject({
       tool: "add",
       field: "description",
       category: "hidden_text",
+    });
+    // Withheld variables are listed by name only.
+    expect(JSON.parse(events[1]!.data).withheld).toEqual(["SLUICE_HOME"]);
+    expect(JSON.parse(events[4]!.data)).toMatchObject({
+      mode: "stdio",
+      exit_code: 0,
+      client: "sluice-test",
+      server_name: "poison-hidden-tags",
     });
     expect(findings.map((f) => [f.finding_type, f.rule, f.transport, f.path]).sort()).toEqual([
       ["tool_poisoning", "mcp_file_exfiltration", "mcp", "tools[add].description"],
