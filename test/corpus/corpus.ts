@@ -296,7 +296,9 @@ export function negatives(): Negative[] {
     },
     {
       kind: "env template",
-      text: "DATABASE_URL=postgres://user:${DB_PASSWORD}@localhost:5432/app\nREDIS_URL=redis://localhost:6379\nSECRET_KEY=changeme\nAPI_TOKEN=\n# see .env.example for the keys",
+      text:
+        "DATABASE_URL=postgres://user:$" +
+        "{DB_PASSWORD}@localhost:5432/app\nREDIS_URL=redis://localhost:6379\nSECRET_KEY=changeme\nAPI_TOKEN=\n# see .env.example for the keys",
     },
     {
       kind: "versions and dates",
