@@ -284,6 +284,29 @@ describe("allowlists, audit and keyboard", () => {
   );
 
   test(
+    "a mode change made elsewhere shows the passthrough banner live, without a reload",
+    async () => {
+      const { page, problems } = await open("rules");
+      await page.locator("#live-pill.on").waitFor();
+      const token = (await apiGet<{ csrf_token: string }>("/auth/session")).csrf_token;
+      const setMode = (mode: string) =>
+        fetch(`${base}/api/v1/config`, {
+          method: "PUT",
+          headers: { "content-type": "application/json", "x-csrf-token": token },
+          body: JSON.stringify({ "proxy.mode": mode }),
+        });
+      expect((await setMode("passthrough")).status).toBe(200);
+      await page.locator("#passthrough-banner").waitFor();
+      expect(await page.locator("#mode-pill").textContent()).toBe("Passthrough");
+      expect((await setMode("active")).status).toBe(200);
+      await page.locator("#passthrough-banner").waitFor({ state: "detached" });
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
     "keyboard only: skip link, navigation and opening a finding",
     async () => {
       const { page, problems } = await open("");
