@@ -43,6 +43,12 @@ export interface LogLine {
 /** Collects sluice's stderr and parses its JSON log lines. */
 export class StderrLog {
   text = "";
+  #ended = Promise.withResolvers<void>();
+  /** Resolves when the stream ended (the process is gone and every line has been fed). */
+  readonly ended = this.#ended.promise;
+  end() {
+    this.#ended.resolve();
+  }
   #waiters: { pred: (l: LogLine) => boolean; resolve: (l: LogLine) => void }[] = [];
 
   feed(chunk: string) {
@@ -104,6 +110,8 @@ export async function sdkOverSluice(
   });
   const log = new StderrLog();
   transport.stderr?.on("data", (c: Buffer) => log.feed(c.toString("utf8")));
+  transport.stderr?.on("end", () => log.end());
+  transport.stderr?.on("close", () => log.end());
   const client = new Client({ name: "sluice-test", version: "1.0.0" });
   await client.connect(transport);
   const received: Record<string, unknown>[] = [];
@@ -143,6 +151,7 @@ export class RawSession {
     const proc = this.proc;
     void (async () => {
       for await (const c of proc.stderr) this.log.feed(dec.decode(c, { stream: true }));
+      this.log.end();
     })();
     this.done = (async () => {
       let buf = "";

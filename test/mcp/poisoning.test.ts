@@ -105,13 +105,24 @@ describe("end to end through sluice mcp (stdio)", () => {
     let fn = 0;
     const rows: string[] = [];
     const home = tempHome();
-    for (const [set, cases] of Object.entries(CASES)) {
-      await using s = await sdkOverSluice(["--", "bun", fixture("poison-server.ts"), set], { home });
+    /** One fixture server per set, through sluice; its poisoning events once sluice has exited. */
+    const runSet = async (set: string, count: number) => {
+      const s = await sdkOverSluice(["--", "bun", fixture("poison-server.ts"), set], { home });
       const listed = await s.client.listTools();
       // Default action: poisoned tools are reported, not withheld.
-      expect(listed.tools.length).toBe(cases.length);
-      await s.client.ping();
-      const events = s.log.events("tool-poisoning");
+      expect(listed.tools.length).toBe(count);
+      await s.close();
+      await s.log.ended;
+      return s.log.events("tool-poisoning");
+    };
+    const sets = Object.entries(CASES);
+    const results: Awaited<ReturnType<typeof runSet>>[] = [];
+    for (let i = 0; i < sets.length; i += 4)
+      results.push(
+        ...(await Promise.all(sets.slice(i, i + 4).map(([set, cases]) => runSet(set, cases.length)))),
+      );
+    sets.forEach(([set, cases], i) => {
+      const events = results[i]!;
       for (const c of cases) {
         const name = c.tool.name as string;
         const got = new Set(events.filter((e) => e.tool === name).map((e) => e.category as string));
@@ -135,7 +146,7 @@ describe("end to end through sluice mcp (stdio)", () => {
         expect(typeof e.category).toBe("string");
         expect(e.msg).toContain(String(e.tool));
       }
-    }
+    });
     const all = Object.values(CASES).flat();
     const harmless = all.filter((c) => !c.expect.length).length;
     const precision = tp / (tp + fp);
