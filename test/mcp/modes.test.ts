@@ -63,19 +63,20 @@ describe("HTTP bridge (--upstream http://)", () => {
       await using up = startHttpMcpServer({ json });
       await using s = await sdkOverSluice(["--upstream", up.url]);
       await exercise(s.client, { streaming: !json });
-      // The poisoned tool was reported, naming tool, field and category.
-      const p = s.log.events("tool-poisoning");
-      expect(p.map((e) => `${e.tool}:${e.field}:${e.category}`)).toEqual(
-        expect.arrayContaining(["add:description:instruction_tags", "add:description:file_exfiltration"]),
-      );
       // The session header was kept on every request after initialize.
       const sids = new Set(up.requests.slice(1).map((r) => r.sessionId));
       expect(sids.size).toBe(1);
       expect([...sids][0]).toMatch(/^[0-9a-f-]{36}$/);
       expect(up.received.some((b) => b.includes("notifications/cancelled"))).toBe(true);
       await s.close();
+      await s.log.ended;
       // Closing stdin ends the session with DELETE.
       expect(up.requests.at(-1)).toMatchObject({ method: "DELETE" });
+      // The poisoned tool was reported, naming tool, field and category.
+      const p = s.log.events("tool-poisoning");
+      expect(p.map((e) => `${e.tool}:${e.field}:${e.category}`)).toEqual(
+        expect.arrayContaining(["add:description:instruction_tags", "add:description:file_exfiltration"]),
+      );
     }, 20_000);
   }
 

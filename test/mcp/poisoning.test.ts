@@ -173,7 +173,11 @@ describe("end to end through sluice mcp (stdio)", () => {
     const r = await s.client.callTool({ name: "add", arguments: { a: 1, b: 2 } }).catch((e: Error) => e);
     expect(r).toBeInstanceOf(Error);
     expect(String((r as Error).message)).toContain("poisoned");
-    expect(s.log.events("tool-poisoning").every((e) => e.action === "block")).toBe(true);
+    await s.close();
+    await s.log.ended;
+    const events = s.log.events("tool-poisoning");
+    expect(events.length).toBeGreaterThan(0);
+    expect(events.every((e) => e.action === "block")).toBe(true);
   });
 
   test("harmless server under --action block keeps all its tools", async () => {

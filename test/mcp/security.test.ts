@@ -40,6 +40,8 @@ describe("confused-deputy protection", () => {
     await raw.initialize();
     await raw.request("tools/call", { name: "trigger", arguments: {} });
     await raw.waitFor((m) => JSON.stringify(m).includes("duplicate"));
+    await raw.close();
+    await raw.log.ended;
     expect(raw.log.events("unsolicited-response")).toEqual([]);
   });
 });
@@ -62,6 +64,8 @@ describe("drift", () => {
     );
     expect(d.msg).toContain("parameters added: sidenote");
     expect(d.msg).toContain("parameters changed: a (type");
+    await s.close();
+    await s.log.ended;
     expect(s.log.events("tool-drift").map((e) => e.tool)).toEqual(["add"]); // `version` did not change
   });
 
@@ -91,7 +95,7 @@ describe("drift", () => {
       expect(listed.tools.map((t) => t.name)).toEqual(["version"]);
       const call = await s.client.callTool({ name: "add", arguments: { a: 1, b: 2 } }).catch((e: Error) => e);
       expect(String((call as Error).message)).toContain("changed since the baseline");
-      expect(s.log.events("tool-drift")[0]!.action).toBe("block");
+      expect((await s.log.waitFor((l) => l.kind === "tool-drift")).action).toBe("block");
     }
     {
       await using s = await sdkOverSluice(
@@ -107,6 +111,8 @@ describe("drift", () => {
         { home },
       );
       expect((await s.client.listTools()).tools.length).toBe(2);
+      await s.close();
+      await s.log.ended;
       expect(s.log.events("tool-drift")).toEqual([]);
     }
   }, 30_000);
@@ -118,6 +124,8 @@ describe("session binding", () => {
     await raw.initialize();
     const r = await raw.request("tools/call", { name: "not-listed", arguments: {} });
     expect(JSON.stringify(r)).toContain("not-listed"); // the server's own "tool not found"
+    await raw.close();
+    await raw.log.ended;
     expect(raw.log.events("unknown-tool")).toEqual([]);
   });
 
@@ -149,7 +157,10 @@ describe("session binding", () => {
     await raw.request("tools/list");
     const r = await raw.request("tools/call", { name: "ghost", arguments: {} });
     expect(r.error === undefined || (r.error as { code: number }).code !== -32001).toBe(true);
-    expect(raw.log.events("unknown-tool")[0]).toMatchObject({ tool: "ghost", action: "warn" });
+    expect(await raw.log.waitFor((l) => l.kind === "unknown-tool")).toMatchObject({
+      tool: "ghost",
+      action: "warn",
+    });
   });
 });
 

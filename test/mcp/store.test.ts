@@ -89,6 +89,7 @@ describe("store", () => {
     const r = await raw.request("tools/call", { name: "not-listed", arguments: {} });
     expect((r.error as { code?: number } | undefined)?.code).not.toBe(-32001);
     await raw.close();
+    await raw.log.ended;
     expect(raw.log.events("tool-poisoning")).toEqual([]);
     expect(raw.log.events("unknown-tool")).toEqual([]);
   });
