@@ -165,10 +165,9 @@ function baselinesFor(store: Store | null, configDir: string): BaselineStore {
 export async function runMcp(o: McpCliOptions): Promise<number> {
   const mode = resolveMode(o);
   const loaded = loadConfig({ configPath: o.configPath });
-  const baseConfig = loaded.config;
-  const config: Config = o.action
-    ? { ...baseConfig, pipeline: { ...baseConfig.pipeline, default_action: o.action } }
-    : baseConfig;
+  const withAction = (c: Config): Config =>
+    o.action ? { ...c, pipeline: { ...c.pipeline, default_action: o.action } } : c;
+  let config: Config = withAction(loaded.config);
   const log = new Logger({
     level: o.logLevel ?? config.logging.level,
     format: o.format ?? config.logging.format,
@@ -177,13 +176,14 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
   for (const w of loaded.warnings) log.warn(w);
   const bus = new Bus();
   const store = o.store ? await openStoreMaybe(loaded.configDir, bus, log) : null;
-  const rules = rulesFor(config, store);
+  let rules = rulesFor(config, store);
+  let rulesVersion = 1;
   let scan: TextScanner | null = null;
   try {
     const scanner = createScanner({
       config: () => config,
       rules: () => rules,
-      rulesVersion: () => 1,
+      rulesVersion: () => rulesVersion,
       hmacKey: config.analytics.hash_secrets ? loadHmacKey(loaded.configDir, log) : null,
     });
     scan = (text, path) => scanner.scanText(text, path);
@@ -324,11 +324,26 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
       const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
       // Always printed (not subject to --log-level): scripts and tests read the address from it.
       process.stderr.write(`sluice mcp: listening on ${where} -> ${mode.upstream.href}\n`);
+      // A long-running listener reloads its configuration and rules on SIGHUP (one path: load, swap whole
+      // or keep the old and say why).
+      const reload = () => {
+        try {
+          const next = loadConfig({ configPath: o.configPath });
+          config = withAction(next.config);
+          rules = rulesFor(config, store);
+          rulesVersion++;
+          log.warn("configuration reloaded (SIGHUP)");
+        } catch (err) {
+          log.error(`configuration not reloaded, keeping the old one: ${(err as Error).message}`);
+        }
+      };
+      process.on("SIGHUP", reload);
       await new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
       });
+      process.off("SIGHUP", reload);
       await server.stop(true);
       return finish(0);
     }

@@ -5,9 +5,12 @@
  * WebSocket bridge (stdio client → sluice → WebSocket server).
  */
 import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { stringify } from "yaml";
 import { testTls } from "../helpers/tls.ts";
 import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
 import { CLI, RawSession, REPO, StderrLog, sdkOverSluice, tempHome, testEnv } from "./helpers.ts";
@@ -123,8 +126,7 @@ describe("HTTP bridge (--upstream http://)", () => {
   });
 });
 
-async function startReverse(upstream: string, extra: string[] = []) {
-  const home = tempHome();
+async function startReverse(upstream: string, extra: string[] = [], home = tempHome()) {
   const proc = Bun.spawn(
     [
       "bun",
@@ -162,6 +164,7 @@ async function startReverse(upstream: string, extra: string[] = []) {
   const base = await url;
   return {
     base,
+    home,
     log,
     proc,
     async [Symbol.asyncDispose]() {
@@ -198,6 +201,20 @@ describe("HTTP reverse proxy (--listen)", () => {
     const r = await client.callTool({ name: "add", arguments: { a: 1, b: 2 } }).catch((e: Error) => e);
     expect(String((r as Error).message)).toContain("poisoned");
     expect(up.received.some((b) => b.includes("tools/call") && b.includes('"add"'))).toBe(false);
+    await client.close();
+  });
+
+  test("SIGHUP reloads the configuration for sessions that start afterwards", async () => {
+    await using up = startHttpMcpServer({ json: true });
+    await using rp = await startReverse(up.url);
+    writeFileSync(join(rp.home, "config.yaml"), stringify({ mcp: { session_binding: true } }));
+    rp.proc.kill("SIGHUP");
+    await rp.log.waitFor((l) => l.msg === "configuration reloaded (SIGHUP)");
+    const client = new Client({ name: "reverse-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${rp.base}/mcp`)));
+    await client.listTools();
+    const r = await client.callTool({ name: "shadow", arguments: {} }).catch((e: Error) => e);
+    expect(String((r as Error).message)).toContain("session binding");
     await client.close();
   });
 
