@@ -31,6 +31,12 @@ const PAGES: Array<{ id: string; title: string; render: Page }> = [
   { id: "connect", title: "Connect", render: connectPage },
 ];
 
+// The page is served without response headers of ours (Bun serves the bundle), so refuse framing here.
+if (window.top !== window.self) {
+  document.body.textContent = "The sluice dashboard cannot be shown inside a frame.";
+  throw new Error("framed");
+}
+
 const main = document.getElementById("main")!;
 const nav = document.getElementById("nav")!;
 const logoutBtn = document.getElementById("logout") as HTMLButtonElement;

@@ -31,8 +31,9 @@ export function watchPage(page: Page): PageProblems {
   });
   page.on("pageerror", (e) => p.errors.push(`pageerror: ${e.message}`));
   page.on("requestfailed", (r) => {
-    // The live stream is aborted on navigation/close; that is not a failure.
-    if (r.url().includes("/api/v1/live")) return;
+    // Requests cut short by navigation or closing the page (the live stream, a refresh in flight)
+    // are not failures; anything else (refused, reset, blocked) is.
+    if (r.url().includes("/api/v1/live") || r.failure()?.errorText === "net::ERR_ABORTED") return;
     p.errors.push(`requestfailed: ${r.method()} ${r.url()} ${r.failure()?.errorText ?? ""}`);
   });
   page.on("response", (r) => {

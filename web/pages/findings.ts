@@ -366,6 +366,7 @@ export async function findingsPage(ctx: PageCtx) {
     h("dd", null, v ? h("code", { title: v }, `${v.slice(0, 16)}…`) : "—"),
   ];
   const renderDetail = (f: Finding) => {
+    const system = f.transport === "system" || !f.preview || !f.rule;
     const pattern = previewToPattern(f.preview);
     const listType = f.detector === "pii" ? "pii" : "secrets";
     const kv = (k: string, v: unknown) => [
@@ -396,7 +397,7 @@ export async function findingsPage(ctx: PageCtx) {
         ),
       ),
       h("p", null, badge(f.severity), " ", badge(f.action), " ", h("strong", null, f.finding_type)),
-      h("p", null, h("code", { id: "detail-preview" }, f.preview)),
+      h("p", null, h("code", { id: "detail-preview" }, f.preview || "— (no matched value)")),
       f.description ? h("p", { class: "muted" }, f.description) : null,
       h(
         "dl",
@@ -437,9 +438,16 @@ export async function findingsPage(ctx: PageCtx) {
         hashKv("Value hash", f.value_hash),
       ),
       h("h3", null, "Tune"),
+      system
+        ? h(
+            "p",
+            { class: "muted" },
+            "A system event (mode change or scan error): there is no value or rule to tune.",
+          )
+        : null,
       h(
         "div",
-        { class: "row" },
+        { class: "row", hidden: system },
         h(
           "button",
           {
