@@ -69,6 +69,8 @@ export interface Engine {
   bigram: Uint16Array;
   /** slot << 8 | third character → 1 when some literal of the slot allows that third character. */
   third: Uint8Array;
+  /** A 2^18-bit set of hashed trigrams that start some literal: the only table the hot loop reads. */
+  tri: Int32Array;
   bigramLits: AnchorLit[][];
   /** Anchors of one character (e.g. "@"): char → uses. */
   single: Map<string, AnchorUse[]>;
@@ -196,8 +198,21 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
           third[(slot << 8) | (z.charCodeAt(0) & 255)] = 1;
     }
   }
-  return { rules, bigram, third, bigramLits, single, digitRules, fullRules, problems };
+  const tri = new Int32Array(TRI_WORDS);
+  for (let key = 0; key < 65536; key++) {
+    const slot = bigram[key]!;
+    if (slot === 0) continue;
+    for (let z = 0; z < 256; z++) {
+      if (third[(slot << 8) | z] !== 1) continue;
+      const h = (((key >> 8) * 31 + (key & 255)) * 31 + z) & TRI_MASK;
+      tri[h >> 5]! |= 1 << (h & 31);
+    }
+  }
+  return { rules, bigram, third, tri, bigramLits, single, digitRules, fullRules, problems };
 }
+
+const TRI_MASK = (1 << 18) - 1;
+const TRI_WORDS = 1 << 13;
 
 /** A match inside the engine: it still holds the raw value, which never leaves the scanner. */
 export interface RawMatch {
@@ -321,26 +336,28 @@ function litAt(text: string, pos: number, al: AnchorLit): boolean {
 
 function mainLoop(st: State): void {
   const { text, engine } = st;
-  const { bigram, third, bigramLits } = engine;
+  const { bigram, third, tri, bigramLits } = engine;
   const n = text.length;
+  if (n < 2) return;
   const hits: number[] = [];
-  let prev = n > 0 ? text.charCodeAt(0) : 0;
-  if (prev > 255) prev = 0;
-  for (let i = 1; i < n; i++) {
-    const code = text.charCodeAt(i);
-    const c = code > 255 ? 0 : code;
-    const slot = bigram[(prev << 8) | c]!;
-    if (slot !== 0) {
-      const z = i + 1 < n ? text.charCodeAt(i + 1) & 255 : 0;
-      if (third[(slot << 8) | z] === 1) hits.push(i - 1);
-    }
-    prev = c;
+  // One pass, one 32 KB bit set: hash each trigram (characters folded to 8 bits) and keep the
+  // positions whose trigram may start a literal. Exact checks happen only at those positions.
+  let a = text.charCodeAt(0) & 255;
+  let b = text.charCodeAt(1) & 255;
+  for (let i = 2; i <= n; i++) {
+    const z = i < n ? text.charCodeAt(i) & 255 : 0;
+    const h = ((a * 31 + b) * 31 + z) & TRI_MASK;
+    if (((tri[h >> 5]! >>> (h & 31)) & 1) === 1) hits.push(i - 2);
+    a = b;
+    b = z;
   }
-  for (let h = 0; h < hits.length; h++) {
-    const pos = hits[h]!;
-    const a = text.charCodeAt(pos);
-    const b = text.charCodeAt(pos + 1);
-    for (const al of bigramLits[bigram[((a > 255 ? 0 : a) << 8) | (b > 255 ? 0 : b)]!]!) {
+  for (let k = 0; k < hits.length; k++) {
+    const pos = hits[k]!;
+    const slot = bigram[((text.charCodeAt(pos) & 255) << 8) | (text.charCodeAt(pos + 1) & 255)]!;
+    if (slot === 0) continue;
+    const z = pos + 2 < n ? text.charCodeAt(pos + 2) & 255 : 0;
+    if (third[(slot << 8) | z] !== 1) continue;
+    for (const al of bigramLits[slot]!) {
       if (!litAt(text, pos, al)) continue;
       for (const u of al.uses) {
         if (pos < st.lastEnd[u.rule]!) continue;
@@ -497,6 +514,10 @@ export interface ScanTextOptions {
 }
 
 const PRINTABLE_MIN = 0.9;
+/** Characters that end a URL-encoded span, and the longest span looked at. */
+const URL_STOP = new Uint8Array(65536);
+for (const c of " \t\r\n\"'<>`\u0000") URL_STOP[c.charCodeAt(0)] = 1;
+const MAX_SPAN = 20_000;
 
 function printableRatio(s: string): number {
   if (s.length === 0) return 0;
@@ -607,9 +628,9 @@ function findEncoded(text: string, runs: number[], enc: EncodingOptions): Decode
     while (p !== -1) {
       if (/^%[0-9a-fA-F]{2}/.test(text.slice(p, p + 3))) {
         let s = p;
-        while (s > 0 && !/[\s"'<>`]/.test(text[s - 1]!)) s--;
+        while (s > 0 && p - s < MAX_SPAN && URL_STOP[text.charCodeAt(s - 1)] !== 1) s--;
         let e = p;
-        while (e < text.length && !/[\s"'<>`]/.test(text[e]!)) e++;
+        while (e < text.length && e - p < MAX_SPAN && URL_STOP[text.charCodeAt(e)] !== 1) e++;
         const span = text.slice(s, e);
         try {
           const d = decodeURIComponent(span.replace(/\+/g, " "));
