@@ -1,8 +1,11 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { sluice } from "../scan/_cli.ts";
 import { tempDir } from "../scan/_git.ts";
+
+// Subprocesses and git on a loaded machine: give each test room.
+setDefaultTimeout(30_000);
 
 const AWS = "AKIAIOSFODNN7EXAMPLE";
 const ANT = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";

@@ -1,9 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { sluice } from "../scan/_cli.ts";
 import { tempDir } from "../scan/_git.ts";
+
+// Subprocesses and git on a loaded machine: give each test room.
+setDefaultTimeout(30_000);
 
 const CONFIG = `custom_rules:
   - name: acme-token

@@ -3,12 +3,15 @@
  * Only our own test rules are in force (`--no-default-rules`), so these tests do not depend on the
  * built-in rule set.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CLI, sluice } from "./_cli.ts";
 import { git, tempDir, tempRepo } from "./_git.ts";
 import { validateSarif } from "./_sarif.ts";
+
+// Subprocesses and git on a loaded machine: give each test room.
+setDefaultTimeout(30_000);
 
 const RULES = `rules:
   - name: t-block

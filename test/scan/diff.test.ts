@@ -1,9 +1,12 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { addedLines, GitError, parseUnifiedDiff, scanAdded } from "../../src/scan/diff.ts";
 import { git, tempDir, tempRepo } from "./_git.ts";
 import { AWS, regexScanner } from "./_scanner.ts";
+
+// Subprocesses and git on a loaded machine: give each test room.
+setDefaultTimeout(30_000);
 
 const KEY = "AKIAIOSFODNN7EXAMPLE";
 const KEY2 = "AKIAJ7QWERTYUIOPASDF";

@@ -1,10 +1,13 @@
 /** The git pre-commit hook (hooks/pre-commit) in a real repository, and the pre-commit manifest. */
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse } from "yaml";
 import { CLI } from "./_cli.ts";
 import { GIT_ENV, git, tempRepo } from "./_git.ts";
+
+// Subprocesses and git on a loaded machine: give each test room.
+setDefaultTimeout(30_000);
 
 const ROOT = join(import.meta.dir, "..", "..");
 const HOOKS = join(ROOT, "hooks");

@@ -1,4 +1,4 @@
-import { describe, expect, test } from "bun:test";
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { defaultConfig } from "../../src/config/schema.ts";
@@ -8,6 +8,9 @@ import { planRanges } from "../../src/scan/file.ts";
 import { scanFiles } from "../../src/scan/pool.ts";
 import { walk } from "../../src/scan/walk.ts";
 import { tempDir } from "./_git.ts";
+
+// Subprocesses and git on a loaded machine: give each test room.
+setDefaultTimeout(30_000);
 
 const rule = (name: string, pattern: string): RuleDef => ({
   name,
