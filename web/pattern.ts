@@ -1,36 +1,51 @@
 /**
- * Live pattern testing in the browser, with the engine's conventions: a leading `(?i)` means
- * case-insensitive, and when the pattern has a capture group, group 1 is the match.
+ * Live pattern testing in the browser with the engine's own code (src/detect/pattern.ts, pure): a
+ * leading `(?i)`/`(?s)` sets flags, a capture group makes group 1 the match, a pattern that matches
+ * empty text is refused, and a repeated quantifier inside a repeated group (catastrophic
+ * backtracking) is refused before the server is asked. The server's timed trial still has the last word.
  */
+import { compilePattern as engineCompile, patternParts } from "../src/detect/pattern.ts";
+import { nestedQuantifier, parseRegex } from "../src/detect/regex-ast.ts";
+
 export interface PatternMatch {
   start: number;
   end: number;
   text: string;
 }
 
-export type PatternResult = { ok: true; matches: PatternMatch[] } | { ok: false; error: string };
+export type PatternResult =
+  | { ok: true; matches: PatternMatch[]; warning?: string }
+  | { ok: false; error: string };
 
 export function compilePattern(pattern: string): RegExp {
-  let src = pattern;
-  let flags = "gd";
-  const m = /^\(\?([a-z]+)\)/.exec(src);
-  if (m) {
-    src = src.slice(m[0].length);
-    if (m[1]!.includes("i")) flags += "i";
-    if (m[1]!.includes("s")) flags += "s";
-    if (m[1]!.includes("m")) flags += "m";
+  return engineCompile(pattern, "gd");
+}
+
+/** The engine's static checks, without its timed trial (which needs process CPU time). */
+export function checkPattern(pattern: string): { error?: string; warning?: string } {
+  let re: RegExp;
+  try {
+    re = engineCompile(pattern);
+  } catch (err) {
+    return { error: (err as Error).message };
   }
-  return new RegExp(src, flags);
+  if (re.test("")) return { error: "the pattern matches empty text; it would flag every request" };
+  try {
+    const nested = nestedQuantifier(parseRegex(patternParts(pattern).source), patternParts(pattern).source);
+    if (nested?.startsWith("a repeated quantifier"))
+      return { error: `the pattern can backtrack catastrophically: it has ${nested}` };
+    if (nested) return { warning: `the pattern has ${nested}; the server may refuse it as too slow` };
+  } catch {
+    /* the parser is stricter than the engine; the server decides */
+  }
+  return {};
 }
 
 export function testPattern(pattern: string, sample: string, max = 200): PatternResult {
   if (!pattern) return { ok: true, matches: [] };
-  let re: RegExp;
-  try {
-    re = compilePattern(pattern);
-  } catch (err) {
-    return { ok: false, error: (err as Error).message };
-  }
+  const check = checkPattern(pattern);
+  if (check.error) return { ok: false, error: check.error };
+  const re = compilePattern(pattern);
   const matches: PatternMatch[] = [];
   for (const m of sample.matchAll(re)) {
     const idx = (m as RegExpMatchArray & { indices?: Array<[number, number] | undefined> }).indices;
@@ -40,7 +55,7 @@ export function testPattern(pattern: string, sample: string, max = 200): Pattern
       matches.push({ start: span[0], end: span[1], text: sample.slice(span[0], span[1]) });
     if (matches.length >= max) break;
   }
-  return { ok: true, matches };
+  return { ok: true, matches, warning: check.warning };
 }
 
 /** Mask a matched value the way findings do: keep 4 characters at each end. */

@@ -11,7 +11,7 @@ describe("testPattern", () => {
     ["token=([A-Z0-9]{4})", "token=AB12 token=ZZ99", ["AB12", "ZZ99"]], // group 1 preferred
     ["(?i)secret", "SECRET and Secret", ["SECRET", "Secret"]],
     ["nomatch", "nothing here", []],
-    ["a*", "bbb", []], // empty matches are not findings
+    ["b?x|y", "y and x", ["y", "x"]],
   ];
   for (const [pattern, sample, want] of cases)
     test(`${pattern} on ${JSON.stringify(sample)}`, () => {
@@ -29,6 +29,14 @@ describe("testPattern", () => {
   test("offsets point into the sample", () => {
     const r = testPattern("k=(\\d+)", "ab k=123");
     expect(r.ok && r.matches[0]).toEqual({ start: 5, end: 8, text: "123" });
+  });
+
+  test("the engine's static checks: empty matches and nested quantifiers are refused", () => {
+    const empty = testPattern("a*", "bbb");
+    expect(empty.ok).toBe(false);
+    const nested = testPattern("(a+)+$", "aaaa");
+    expect(nested.ok).toBe(false);
+    if (!nested.ok) expect(nested.error).toContain("backtrack");
   });
 
   test("(?i) becomes the i flag", () => {

@@ -558,9 +558,12 @@ export async function rulesPage(ctx: PageCtx) {
       );
       return;
     }
+    const warn = res.warning
+      ? h("p", { class: "muted", id: "rule-test-warning" }, `Note: ${res.warning}.`)
+      : null;
     if (!fPattern.value) return mount(testOut, h("p", { class: "muted" }, "Type a pattern to test it."));
     if (!fSample.value)
-      return mount(testOut, h("p", { class: "muted" }, "Paste sample text to test the pattern."));
+      return mount(testOut, h("p", { class: "muted" }, "Paste sample text to test the pattern."), warn);
     const parts: Array<string | HTMLElement> = [];
     let at = 0;
     for (const m of res.matches) {
@@ -578,6 +581,7 @@ export async function rulesPage(ctx: PageCtx) {
         res.matches.length ? " (group 1 when the pattern has a capture group)" : "",
       ),
       res.matches.length ? h("pre", { class: "matches" }, parts) : null,
+      warn,
     );
   };
   fPattern.addEventListener("input", runTest);
