@@ -46,7 +46,8 @@ export class Reporter {
     public session: SessionContext,
   ) {}
 
-  event(e: McpEvent): void {
+  event(raw: McpEvent): void {
+    const e = defang(raw) as McpEvent;
     const { kind, severity, message, ...fields } = e;
     this.bus.emit("mcp-event", { ...e, server: this.server, session_id: this.session.session_id });
     this.log.log(LEVEL[severity], message, { kind, server: this.server, ...fields });
@@ -61,6 +62,24 @@ export class Reporter {
       transport: "mcp",
     });
   }
+}
+
+/**
+ * Server-controlled text (tool names, excerpts) must not drive the user's terminal or forge log lines:
+ * control characters, bidi controls and invisible tag characters are shown as `\u{…}` escapes.
+ */
+export function defangText(s: string): string {
+  return s.replace(
+    /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]|[\u{E0000}-\u{E007F}]/gu,
+    (c) => `\\u{${c.codePointAt(0)!.toString(16)}}`,
+  );
+}
+
+function defang(v: unknown, depth = 0): unknown {
+  if (typeof v === "string") return defangText(v);
+  if (depth > 8 || v === null || typeof v !== "object") return v;
+  if (Array.isArray(v)) return v.map((x) => defang(x, depth + 1));
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, defang(x, depth + 1)]));
 }
 
 /** A finding that sluice's MCP layer raises itself (poisoning, drift, unsolicited response, scan_error). */
@@ -80,15 +99,15 @@ export function mcpFinding(opts: {
     finding_type: opts.finding_type,
     severity: opts.severity,
     action: opts.action,
-    path: opts.path,
+    path: defangText(opts.path),
     start: 0,
     end: 0,
-    preview: opts.preview,
+    preview: defangText(opts.preview),
     content_hash: createHash("sha256")
       .update(`${opts.rule}\u0000${opts.path}\u0000${opts.preview}`)
       .digest("hex"),
     value_hash: null,
     decoded: null,
-    description: opts.description,
+    description: defangText(opts.description),
   };
 }

@@ -461,3 +461,21 @@ describe("hidden text in tool results", () => {
     });
   });
 });
+
+describe("server-controlled text in events", () => {
+  test("control characters and tag characters in tool names cannot drive the terminal or forge log lines", async () => {
+    const { s, events, lines } = session();
+    await s.fromClient('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+    const evil = "add\u001b[2J\nFAKE LOG LINE\u202e";
+    await s.fromServer(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        result: { tools: [{ name: evil, description: "x", inputSchema: { type: "object" } }] },
+      }),
+    );
+    const e = events.find((x) => x.kind === "tool-poisoning")!;
+    expect(e.tool).toBe("add\\u{1b}[2J\\u{a}FAKE LOG LINE\\u{202e}");
+    for (const l of lines) expect(l).not.toMatch(/[\u001b\u202e]/);
+  });
+});
