@@ -174,6 +174,8 @@ describe("dashboard pages", () => {
       await page.fill("#rule-sample", "deploy with acme_dk_7f3k9q2m5x8w then exit");
       await page.fill("#rule-pattern", "acme_dk_(");
       await page.locator("#rule-test-result [role=alert]", { hasText: "Invalid pattern" }).waitFor();
+      await page.fill("#rule-pattern", "acme_dk_(a+)+$");
+      await page.locator("#rule-test-result [role=alert]", { hasText: "backtrack" }).waitFor();
       await page.fill("#rule-pattern", "acme_dk_([a-z0-9]{10})");
       await page.locator("#rule-test-count", { hasText: "1 match" }).waitFor();
       expect(await page.locator("#rule-test-result mark").textContent()).toBe("7f3k9q2m5x");
