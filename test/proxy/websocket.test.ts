@@ -194,3 +194,31 @@ test("/ws?url= relays to ws:// and wss:// targets only", async () => {
     expect(res.status).toBe(400);
   }
 });
+
+test("frames the upstream sends right after its 101, before the client side is open, are not lost", async () => {
+  up.ws("/greet/v1/responses", {
+    open(ws) {
+      ws.send("greeting-1");
+      ws.send(new Uint8Array([1, 2, 3]));
+    },
+  });
+  await using s = await startSluice({ upstream: `${up.url}/greet` });
+  const got: (string | ArrayBuffer)[] = [];
+  const two = new Promise<void>((resolve, reject) => {
+    const ws = new WebSocket(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
+      headers: { authorization: "Bearer sk-x" },
+    } as unknown as string[]);
+    ws.binaryType = "arraybuffer";
+    ws.onerror = () => reject(new Error("failed"));
+    ws.onmessage = (e) => {
+      got.push(e.data);
+      if (got.length === 2) {
+        ws.close();
+        resolve();
+      }
+    };
+  });
+  await two;
+  expect(got[0]).toBe("greeting-1");
+  expect(new Uint8Array(got[1] as ArrayBuffer)).toEqual(new Uint8Array([1, 2, 3]));
+});
