@@ -275,10 +275,13 @@ export function createScanner(opts: ScannerOptions): Scanner {
     const engine = engineFor(cfg);
     const enc = encodingOf(cfg);
     cache.setEpoch(epochOf(cfg));
-    const raw = utf8.decode(req.body);
+    // The proxy usually parsed the body already; the text is then only needed to redact.
+    let rawText: string | null = null;
+    const rawOf = () => (rawText ??= utf8.decode(req.body));
     let json: unknown = req.json;
     let isJson = json !== undefined;
     if (!isJson) {
+      const raw = rawOf();
       const first = raw.trimStart()[0];
       if (first === "{" || first === "[" || first === '"') {
         try {
@@ -289,7 +292,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
         }
       }
     }
-    const segments = isJson ? extractSegments(json, req.provider) : [{ path: TEXT_PATH, text: raw }];
+    const segments = isJson ? extractSegments(json, req.provider) : [{ path: TEXT_PATH, text: rawOf() }];
     const per = matchSegments(
       segments.map((s) => s.text),
       engine,
@@ -314,7 +317,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
     const verdict: Verdict = { action, findings, scanned_bytes: req.body.length };
     if (action === "redact") {
       try {
-        const out = isJson ? redactJson(raw, edits) : redactText(raw, edits);
+        const out = isJson ? redactJson(rawOf(), edits) : redactText(rawOf(), edits);
         verdict.body = encoder.encode(out);
       } catch (err) {
         // The body could not be rebuilt: never forward the unredacted value.
