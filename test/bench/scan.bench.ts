@@ -326,6 +326,54 @@ function falsePositives(planted: Planted[], found: Set<string>): number {
   return n;
 }
 
+/**
+ * The detection work's labeled corpus (test/corpus/corpus.ts), one file per sample: recall is the
+ * share of positive files with at least one finding (rule names differ between the tools), false
+ * positives the negative files with any finding.
+ */
+async function corpusRows(tmp: string): Promise<(string | number)[][]> {
+  let corpus: typeof import("../corpus/corpus.ts");
+  try {
+    corpus = await import("../corpus/corpus.ts");
+  } catch {
+    return [["(test/corpus/corpus.ts not found)", "", "", "", ""]];
+  }
+  const dir = join(tmp, "corpus");
+  mkdirSync(dir);
+  const pos = corpus.positives();
+  const neg = corpus.negatives();
+  const files: string[] = [];
+  pos.forEach((p, i) => {
+    const f = `pos-${p.family}-${String(i).padStart(3, "0")}.txt`;
+    writeFileSync(join(dir, f), p.text);
+    files.push(f);
+  });
+  neg.forEach((n, i) => {
+    const f = `neg-${String(i).padStart(3, "0")}.txt`;
+    writeFileSync(join(dir, f), n.text);
+    files.push(f);
+  });
+  const s = await runSluice(["."], dir);
+  const l = await runSecretlint(files, dir);
+  const flagged = (found: Set<string>) => new Set([...found].map((x) => x.replace(/:\d+$/, "")));
+  const rows: (string | number)[][] = [];
+  for (const [label, family] of [
+    ["secrets", "pos-secrets-"],
+    ["all families (secrets, pii, proprietary)", "pos-"],
+  ] as const) {
+    const want = files.filter((f) => f.startsWith(family));
+    const rate = (found: Set<string>) => {
+      const hit = want.filter((f) => flagged(found).has(f)).length;
+      return `${((100 * hit) / want.length).toFixed(1)}% (${hit}/${want.length})`;
+    };
+    rows.push([label, want.length, rate(s.found), rate(l.found)]);
+  }
+  const negs = files.filter((f) => f.startsWith("neg-"));
+  const fp = (found: Set<string>) => `${negs.filter((f) => flagged(found).has(f)).length}/${negs.length}`;
+  rows.push(["negatives flagged (false positives)", negs.length, fp(s.found), fp(l.found)]);
+  return rows;
+}
+
 const mbps = (bytes: number, s: number) => (bytes / 1e6 / s).toFixed(1);
 
 export async function run(): Promise<BenchTable[]> {
@@ -388,6 +436,7 @@ export async function run(): Promise<BenchTable[]> {
         lRepo.maxRssMb.toFixed(0),
       ],
     ];
+    const corpus = await corpusRows(tmp);
     const byKind = Object.keys(KINDS).map((k) => {
       const p = planted.filter((x) => x.kind === k);
       return [k, p.length, recall(p, sTree.found), recall(p, lTree.found)];
@@ -411,6 +460,12 @@ export async function run(): Promise<BenchTable[]> {
           `Speed-up on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x. Wall clock of each CLI including start-up; sluice uses ${Math.min(cpus().length, 8)} workers, secretlint is single-threaded.`,
           "Recall: share of planted secrets (random values in real formats) reported on their file and line.",
         ],
+      },
+      {
+        title: "Labeled corpus of the detection work (test/corpus): recall and false positives",
+        columns: ["samples", "count", "sluice scan", "secretlint"],
+        rows: corpus,
+        notes: ["secretlint looks for credentials only; the secrets row is the like-for-like comparison."],
       },
       {
         title: "Recall per planted secret kind (synthetic tree)",
