@@ -5,10 +5,14 @@ import { ago, badge, connectHint, empty, h, mount, num, shortPreview, when } fro
 import { type PageCtx, proxyUrl } from "../state.ts";
 import type { AuditEntry, Finding, List, Session } from "../types.ts";
 
+/** Sessions per page (the API's maximum). */
+const PAGE = 100;
+
 export async function sessionsPage(ctx: PageCtx) {
   if (ctx.rest[0]) return sessionDetail(ctx, ctx.rest[0]);
+  const offset = Math.max(0, Number(ctx.params.get("offset")) || 0);
   const [list, dash] = await Promise.all([
-    get<List & { sessions: Session[] }>("/sessions", { limit: 100 }),
+    get<List & { sessions: Session[] }>("/sessions", { limit: PAGE, offset }),
     get<{ sessions: Session[]; total: number }>("/sessions/dashboard", { limit: 10 }),
   ]);
   if (ctx.left()) return;
@@ -91,8 +95,26 @@ export async function sessionsPage(ctx: PageCtx) {
             ),
           ),
         ),
-    list.total > list.sessions.length
-      ? h("p", { class: "muted" }, `Showing the ${list.sessions.length} most recent sessions.`)
+    list.total > PAGE
+      ? h(
+          "div",
+          { class: "pager" },
+          h(
+            "span",
+            { class: "muted" },
+            `${offset + 1}–${offset + list.sessions.length} of ${num(list.total)}`,
+          ),
+          h(
+            "a",
+            { class: "btn", href: `#/sessions?offset=${Math.max(0, offset - PAGE)}`, hidden: offset === 0 },
+            "← Newer",
+          ),
+          h(
+            "a",
+            { class: "btn", href: `#/sessions?offset=${offset + PAGE}`, hidden: offset + PAGE >= list.total },
+            "Older →",
+          ),
+        )
       : null,
   );
 }
