@@ -187,6 +187,17 @@ describe("dashboard pages", () => {
       );
       expect(rule).toMatchObject({ source: "dashboard", tier: "custom", severity: "critical" });
 
+      // Edit it in the same form: the pattern and the description change, the name stays.
+      await page.getByRole("button", { name: "Edit acme-deploy-token", exact: true }).click();
+      expect(await page.inputValue("#rule-pattern")).toBe("acme_dk_([a-z0-9]{10})");
+      expect(await page.isDisabled("#rule-name")).toBe(true);
+      await page.fill("#rule-pattern", "acme_dk_([a-z0-9]{10,12})");
+      await page.fill("#rule-description", "ACME deploy keys");
+      await page.click("#rule-submit");
+      await page.locator(".toast", { hasText: "Saved acme-deploy-token" }).waitFor();
+      const edited = await apiGet<{ pattern: string; description: string }>("/rules/acme-deploy-token");
+      expect(edited).toMatchObject({ pattern: "acme_dk_([a-z0-9]{10,12})", description: "ACME deploy keys" });
+
       const r = await sendAnthropic(s.proxyUrl, "ship it with acme_dk_a1b2c3d4e5 now");
       await r.arrayBuffer();
       await s.runtime.store.flush();
