@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { compile, hostTriple, identity } from "../../build.ts";
 import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
+import { launchBrowser, watchPage } from "./browser.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
 let tmp: string | null = null;
@@ -60,4 +61,23 @@ test("the compiled binary serves the dashboard page and its hashed assets", asyn
   const st = await fetch(`${sluice.dashboardUrl}/api/v1/status`);
   expect(st.status).toBe(200);
   expect(((await st.json()) as { standalone: boolean }).standalone).toBeDefined();
+}, 30_000);
+
+test("the UI from the binary runs in Chromium: overview, rules and connect render without errors", async () => {
+  const browser = await launchBrowser();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    page.setDefaultTimeout(10_000);
+    const problems = watchPage(page);
+    await page.goto(`${sluice.dashboardUrl}/`);
+    await page.locator("#card-today").waitFor();
+    await page.goto(`${sluice.dashboardUrl}/#/rules`);
+    await page.locator("#rules-table tbody tr").first().waitFor();
+    await page.goto(`${sluice.dashboardUrl}/#/connect`);
+    await page.locator("#clients section").first().waitFor();
+    await page.close();
+    expect(problems.errors).toEqual([]);
+  } finally {
+    await browser.close();
+  }
 }, 30_000);
