@@ -218,6 +218,38 @@ describe("HTTP reverse proxy (--listen)", () => {
     await client.close();
   });
 
+  test("a stateless upstream (no session id) keeps one security core: session binding still holds", async () => {
+    await using up = startHttpMcpServer({ stateless: true });
+    await using rp = await startReverse(up.url, ["--session-binding"]);
+    const client = new Client({ name: "stateless-test", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${rp.base}/mcp`)));
+    expect((await client.listTools()).tools.length).toBe(4);
+    const ok = await client.callTool({ name: "echo", arguments: { message: "stateless" } });
+    expect((ok.content as { text: string }[])[0]!.text).toBe("stateless");
+    const r = await client.callTool({ name: "shadow", arguments: {} }).catch((e: Error) => e);
+    expect(String((r as Error).message)).toContain("session binding");
+    expect(up.requests.every((q) => q.sessionId === null)).toBe(true);
+    await client.close();
+  });
+
+  test("--header adds upstream headers (e.g. Authorization)", async () => {
+    await using up = startHttpMcpServer();
+    await using rp = await startReverse(up.url, ["--header", "Authorization: Bearer reverse-token"]);
+    const client = new Client({ name: "hdr", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${rp.base}/mcp`)));
+    await client.ping();
+    await client.close();
+    await using s = await sdkOverSluice([
+      "--header",
+      "Authorization: Bearer bridge-token",
+      "--upstream",
+      up.url,
+    ]);
+    await s.client.ping();
+    const auths = new Set(up.requests.map((q) => q.authorization));
+    expect(auths).toEqual(new Set(["Bearer reverse-token", "Bearer bridge-token"]));
+  });
+
   test("a non-loopback Host header is refused (DNS rebinding)", async () => {
     await using up = startHttpMcpServer();
     await using rp = await startReverse(up.url);
