@@ -338,3 +338,34 @@ async function expectEventually(fn: () => Promise<boolean>, ms = 5000) {
     await Bun.sleep(50);
   }
 }
+
+describe("first run", () => {
+  test(
+    "with no traffic yet, the pages say how to connect a first tool, with the real proxy address",
+    async () => {
+      await using fresh = await startSluice({ upstream: up.url });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      page.setDefaultTimeout(10_000);
+      const problems = watchPage(page);
+      for (const hash of ["", "findings", "sessions", "audit"]) {
+        await page.goto(`${fresh.dashboardUrl}/#/${hash}`);
+        const hint = page.locator(".connect-hint").first();
+        await hint.waitFor();
+        expect(await hint.textContent()).toContain(`ANTHROPIC_BASE_URL=${fresh.proxyUrl}`);
+      }
+      await page.click('.connect-hint a[href="#/connect"]');
+      await page.locator("#clients section").first().waitFor();
+      expect(await page.locator('[data-client="claude-code"] .seen').textContent()).toContain(
+        "no traffic yet",
+      );
+      // Traffic from Claude Code flips its indicator.
+      await (await sendAnthropic(fresh.proxyUrl, "hello")).arrayBuffer();
+      await fresh.runtime.store.flush();
+      await page.reload();
+      await page.locator('[data-client="claude-code"] .seen.yes').waitFor();
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+});
