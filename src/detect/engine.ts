@@ -92,6 +92,30 @@ const FULL_OVERLAP = 512;
 
 const DIGIT_OK = new Set([..."0123456789+( "]);
 
+/** Trigrams that are everywhere in code and prose; a literal is better anchored elsewhere. */
+const COMMON_TRIGRAM =
+  /^(?:---|===|\*\*\*|htt|ttp|tps|www|com|the|ing|ion|con|pro|str|get|set|key|api|app|int|for|dat|red|res|cre|sec|pos|cli)$/i;
+
+/** The offset of a literal's least common-looking trigram (0 unless a later one scores better). */
+function rarestOffset(lit: string): number {
+  if (lit.length <= 3) return 0;
+  let best = 0;
+  let bestScore = -Infinity;
+  for (let o = 0; o + 3 <= lit.length && o <= 8; o++) {
+    const tri = lit.slice(o, o + 3);
+    let score = 0;
+    for (const ch of tri) score += /[a-z]/.test(ch) ? 0 : /[A-Z0-9]/.test(ch) ? 1 : /[_~]/.test(ch) ? 2 : 0.5;
+    if (tri[0] === tri[1] && tri[1] === tri[2]) score -= 3;
+    if (COMMON_TRIGRAM.test(tri)) score -= 2;
+    score -= o * 0.05;
+    if (score > bestScore) {
+      bestScore = score;
+      best = o;
+    }
+  }
+  return best;
+}
+
 /**
  * Compile rules into an engine. Disabled rules are skipped; a rule whose pattern does not compile is
  * skipped and reported in `problems` (validation of user input happens before, with checkUserPattern).
@@ -144,8 +168,9 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
       const fromKeywords = keywords !== null && anchor.literals === def.keywords;
       const forward = Number.isFinite(anchor.forward) ? Math.min(anchor.forward, MAX_FORWARD) : MAX_FORWARD;
       for (let lit of anchor.literals) {
-        // "-----BEGIN" would hit every markdown rule: anchor on the rarer text after the punctuation.
-        const lead = /^[^A-Za-z0-9]{2,}(?=[A-Za-z0-9]{3})/.exec(lit)?.[0].length ?? 0;
+        // Anchor on the literal's rarest-looking trigram: "-----BEGIN" would hit every markdown
+        // rule and "https://hook" every URL, "BEG" and "hoo" far less often.
+        const lead = ci || fromKeywords ? 0 : rarestOffset(lit);
         lit = lit.slice(lead);
         const use = { rule: index, back: anchor.back + lead, forward };
         if (lit.length === 1) {
@@ -357,9 +382,12 @@ function mainLoop(st: State): void {
     if (slot === 0) continue;
     const z = pos + 2 < n ? text.charCodeAt(pos + 2) & 255 : 0;
     if (third[(slot << 8) | z] !== 1) continue;
-    for (const al of bigramLits[slot]!) {
+    const lits = bigramLits[slot]!;
+    for (let li = 0; li < lits.length; li++) {
+      const al = lits[li]!;
       if (!litAt(text, pos, al)) continue;
-      for (const u of al.uses) {
+      for (let ui = 0; ui < al.uses.length; ui++) {
+        const u = al.uses[ui]!;
         if (pos < st.lastEnd[u.rule]!) continue;
         if (u.back === 0) runAt(st, u.rule, pos);
         else runWindow(st, u.rule, pos - u.back - WINDOW_PAD, pos + u.forward + WINDOW_PAD, pos);
