@@ -37,6 +37,7 @@ const exportCmd = defineCommand({
       auditDir,
       appLogFile: join(loaded.configDir, "logs", "sluice.log"),
       version: pkg.version,
+      config: loaded.config,
     });
     if (args.out) {
       writeFileSync(args.out, res.text, { mode: 0o600 });

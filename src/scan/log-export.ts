@@ -12,12 +12,15 @@
 import { createHmac, randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Config } from "../config/schema.ts";
 import { sanitizeLine } from "../core/log.ts";
 
 export interface LogExportOptions {
   auditDir: string;
   appLogFile: string;
   version: string;
+  /** The configuration in force: summarised in the header without allowlist entries or patterns. */
+  config?: Config;
   /** Fixed salt for tests; random (and discarded) otherwise. */
   salt?: Buffer;
 }
@@ -89,6 +92,30 @@ export class Sanitizer {
   }
 }
 
+/**
+ * The configuration for a bug report: everything that shapes behaviour, nothing a user typed that
+ * could be sensitive (allowlist entries, rule patterns, proprietary keywords, the dashboard password).
+ */
+export function configSummary(config: Config, s: Sanitizer): unknown {
+  const c = structuredClone(config) as unknown as Record<string, unknown>;
+  const dash = c.dashboard as Record<string, unknown>;
+  dash.password_set = !!dash.password;
+  delete dash.password;
+  const allow = config.allowlists;
+  c.allowlists = { secrets: allow.secrets.length, pii: allow.pii.length, paths: allow.paths.length };
+  c.proprietary = {
+    keywords: config.proprietary.keywords.length,
+    file_patterns: config.proprietary.file_patterns.length,
+  };
+  c.custom_rules = config.custom_rules.map((r) => ({
+    name: r.name,
+    detector: r.detector,
+    severity: r.severity,
+    action: r.action,
+  }));
+  return s.value(c);
+}
+
 /** `base`, `base.1`, `base.2`… that exist, oldest first (rotation moves base to base.1). */
 export function rotatedFiles(base: string): string[] {
   const dir = join(base, "..");
@@ -131,6 +158,7 @@ export function exportLogs(opts: LogExportOptions): LogExportResult {
       bun: Bun.version,
       sanitized: true,
       note: "Raw values, keys and credentials are removed; hashes are replaced by tags salted per export (salt discarded).",
+      config: opts.config ? configSummary(opts.config, s) : null,
       audit_files: auditFiles.map((f) => f.slice(opts.auditDir.length + 1)),
       app_log_files: appLogFiles.map((f) => f.split(/[\\/]/).pop()),
     }),

@@ -15,6 +15,10 @@ const KEYHASH = "3a6eb0790f39ac87c94f3856b2dd2c5d110e6811602261a9a923d3bb23adc8b
 
 function seed(home: string) {
   mkdirSync(join(home, "audit"), { recursive: true });
+  writeFileSync(
+    join(home, "config.yaml"),
+    `dashboard:\n  password: hunter2-dash\nallowlists:\n  secrets: ["${AWS}"]\nproprietary:\n  keywords: ["Project Falcon"]\ncustom_rules:\n  - name: acme\n    pattern: "ACME-SECRET-[0-9]+"\n`,
+  );
   mkdirSync(join(home, "logs"), { recursive: true });
   const entry = {
     ts: "2026-11-21T23:00:00Z",
