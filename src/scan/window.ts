@@ -104,12 +104,12 @@ export class WindowScanner {
 
   finish(): ScanFinding[] {
     const end = this.#bufStart + this.#buf.length;
-    if (end > this.#own || this.chars === 0) this.#window(end);
+    if (end > this.#own || this.chars === 0) this.#window(end, true);
     this.#buf = "";
     return this.findings;
   }
 
-  #window(ownEnd: number): void {
+  #window(ownEnd: number, last = false): void {
     const text = this.#buf.slice(0, ownEnd + this.#overlap - this.#bufStart);
     const rel = this.#own - this.#bufStart;
     const relEnd = ownEnd - this.#bufStart;
@@ -146,6 +146,7 @@ export class WindowScanner {
         });
       }
     }
+    if (last) return;
     // Advance the line counter over the own region, then drop what no later window needs.
     const nl = newlines(text, rel, relEnd);
     if (nl.length > 0) {
