@@ -1,11 +1,11 @@
 /**
  * The compiled binary serves the same UI: `/` and its hashed assets come from the embedded bundle,
  * with sluice started from a directory that holds no web/ files. Uses `dist/sluice-<triple>` when
- * `bun run build` produced one for this machine, else compiles one with build.ts's `compile()` into a
- * temp directory.
+ * `bun run build` produced one for this machine after the last source change, else compiles one with
+ * build.ts's `compile()` into a temp directory.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { compile, hostTriple, identity } from "../../build.ts";
@@ -14,13 +14,23 @@ import { launchBrowser, watchPage } from "./browser.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
 let tmp: string | null = null;
+
+/** Newest modification time of any file under these repo folders. */
+function newestSource(dirs: string[]): number {
+  let newest = 0;
+  for (const d of dirs)
+    for (const f of readdirSync(join(REPO, d), { recursive: true, withFileTypes: true }))
+      if (f.isFile()) newest = Math.max(newest, statSync(join(f.parentPath, f.name)).mtimeMs);
+  return newest;
+}
 let binary: string;
 let sluice: SpawnedSluice;
 
 beforeAll(async () => {
   const triple = hostTriple();
   const dist = join(REPO, "dist", `sluice-${triple}`);
-  if (existsSync(dist) && process.env.SLUICE_WEB_TEST_COMPILE !== "1") binary = dist;
+  const fresh = existsSync(dist) && statSync(dist).mtimeMs > newestSource(["src", "web", "rules"]);
+  if (fresh && process.env.SLUICE_WEB_TEST_COMPILE !== "1") binary = dist;
   else {
     // Same options as a release build (build.ts), into a temp directory.
     tmp = mkdtempSync(join(tmpdir(), "sluice-web-bin-"));
