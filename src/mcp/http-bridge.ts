@@ -28,6 +28,10 @@ export interface HttpBridgeOptions {
   input?: ReadableStream<Uint8Array>;
 }
 
+/** Reopening the GET stream: pause between attempts, and consecutive failures before giving up. */
+const GET_RETRY_MS = 1000;
+const GET_RETRIES = 5;
+
 /** How long answers still in flight may take once the client closed its input. */
 const EOF_GRACE_MS = 5000;
 
@@ -56,11 +60,14 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     if (fwd !== null) out.write(`${oneLine(fwd)}\n`);
   };
 
-  const readSse = async (body: ReadableStream<Uint8Array>) => {
+  /** Reads an SSE body, handing each message to fromServer; returns the last event id seen. */
+  const readSse = async (body: ReadableStream<Uint8Array>): Promise<string | undefined> => {
     const parser = new SseParser();
     const decoder = new TextDecoder();
     const events: string[] = [];
-    const onEvent = (e: { data: string | null; event: string }) => {
+    let lastId: string | undefined;
+    const onEvent = (e: { data: string | null; event: string; id?: string }) => {
+      if (e.id !== undefined) lastId = e.id;
       if (e.data !== null && (!e.event || e.event === "message") && e.data.trim()) events.push(e.data);
     };
     for await (const chunk of body) {
@@ -69,26 +76,41 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     }
     parser.end(onEvent);
     while (events.length) await fromServer(events.shift()!);
+    return lastId;
   };
 
+  /**
+   * The GET stream carries server-initiated messages. When it drops, it is reopened with
+   * `Last-Event-ID` (the server may replay what was missed), a few times in a row at most.
+   */
   const openGetStream = async () => {
     if (getStream) return;
-    getStream = new AbortController();
-    try {
-      const res = await fetch(upstream, {
-        method: "GET",
-        headers: headers("text/event-stream"),
-        signal: getStream.signal,
-        redirect: "manual",
-        ...tlsInit(opts.tls),
-      });
-      if (!res.ok || !res.body || !res.headers.get("content-type")?.includes("text/event-stream")) {
-        await res.body?.cancel();
-        return; // 405: the server offers no stream; that is allowed
+    const ac = new AbortController();
+    getStream = ac;
+    let lastId: string | undefined;
+    for (let failures = 0; failures < GET_RETRIES && !ac.signal.aborted; ) {
+      try {
+        const h = headers("text/event-stream");
+        if (lastId !== undefined) h.set("last-event-id", lastId);
+        const res = await fetch(upstream, {
+          method: "GET",
+          headers: h,
+          signal: ac.signal,
+          redirect: "manual",
+          ...tlsInit(opts.tls),
+        });
+        if (!res.ok || !res.body || !res.headers.get("content-type")?.includes("text/event-stream")) {
+          await res.body?.cancel();
+          return; // 405: the server offers no stream; that is allowed
+        }
+        failures = 0;
+        lastId = (await readSse(res.body)) ?? lastId;
+      } catch (err) {
+        if (ac.signal.aborted) return;
+        failures++;
+        log.debug(`GET stream ended: ${(err as Error).message}`);
       }
-      await readSse(res.body);
-    } catch (err) {
-      if (!getStream?.signal.aborted) log.debug(`GET stream ended: ${(err as Error).message}`);
+      if (!ac.signal.aborted) await new Promise((r) => setTimeout(r, GET_RETRY_MS));
     }
   };
 

@@ -374,3 +374,55 @@ describe("TLS upstreams", () => {
     expect((init.error as { code: number }).code).toBe(-32000);
   });
 });
+
+describe("HTTP bridge GET stream", () => {
+  test("a dropped GET stream is reopened with Last-Event-ID; server-initiated messages keep flowing", async () => {
+    const gets: (string | null)[] = [];
+    const srv = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        if (req.method === "POST") {
+          const m = (await req.json()) as { id?: number; method: string };
+          if (m.id === undefined) return new Response(null, { status: 202 });
+          const result =
+            m.method === "initialize"
+              ? {
+                  protocolVersion: "2025-06-18",
+                  capabilities: {},
+                  serverInfo: { name: "raw-sse", version: "1" },
+                }
+              : {};
+          return Response.json(
+            { jsonrpc: "2.0", id: m.id, result },
+            { headers: { "mcp-session-id": "sess-1" } },
+          );
+        }
+        if (req.method === "GET") {
+          gets.push(req.headers.get("last-event-id"));
+          const note = (n: number) =>
+            `id: ${n}\ndata: ${JSON.stringify({ jsonrpc: "2.0", method: "notifications/message", params: { level: "info", data: `note ${n}` } })}\n\n`;
+          // First stream: one event, then the server drops it. Second: the next event, kept open.
+          if (gets.length === 1)
+            return new Response(note(1), { headers: { "content-type": "text/event-stream" } });
+          const body = new ReadableStream({
+            start(c) {
+              c.enqueue(new TextEncoder().encode(note(2)));
+            },
+          });
+          return new Response(body, { headers: { "content-type": "text/event-stream" } });
+        }
+        return new Response(null, { status: 200 });
+      },
+    });
+    try {
+      await using raw = new RawSession(["--upstream", `http://127.0.0.1:${srv.port}/mcp`]);
+      await raw.initialize();
+      await raw.waitFor((m) => JSON.stringify(m).includes("note 1"));
+      await raw.waitFor((m) => JSON.stringify(m).includes("note 2"));
+      expect(gets).toEqual([null, "1"]);
+    } finally {
+      await srv.stop(true);
+    }
+  });
+});
