@@ -1,0 +1,45 @@
+/**
+ * `sluice scan` in the compiled binary (built by build.ts's own `compile`, or SLUICE_TEST_BINARY):
+ * built-in rules are embedded and the scan workers start from the binary's embedded worker entry.
+ */
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compile, hostTriple, identity } from "../../build.ts";
+
+setDefaultTimeout(60_000);
+
+let binary: string;
+beforeAll(async () => {
+  binary =
+    process.env.SLUICE_TEST_BINARY ??
+    (await compile(hostTriple(), mkdtempSync(join(tmpdir(), "sluice-scan-bin-")), identity({})));
+}, 180_000);
+
+test("the binary scans a tree with worker threads and the built-in rules", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "sluice-scan-bin-tree-"));
+  const filler = "const value = compute(1, 2, 3); // ordinary source code line\n".repeat(12_000);
+  const key = "ghp_R7tQ2mX9vL4kP8sW1nB6cY3hJ5dF0gA2eZ7u";
+  mkdirSync(join(dir, "src"));
+  for (let i = 0; i < 12; i++) writeFileSync(join(dir, "src", `f${i}.ts`), `${filler}const t = "${key}";\n`);
+  const proc = Bun.spawn([binary, "scan", "--format", "json", "--jobs", "2", "src"], {
+    cwd: dir,
+    env: { ...process.env, SLUICE_HOME: join(dir, ".home") },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  expect(err).toBe("");
+  const j = JSON.parse(out);
+  expect(code).toBe(1);
+  expect(j.summary.workers).toBe(2);
+  expect(j.summary.files_scanned).toBe(12);
+  expect(j.findings.filter((f: { rule: string }) => f.rule === "github_pat").length).toBe(12);
+  expect(j.findings[0].line).toBe(12_001);
+  expect(out).not.toContain(key);
+});
