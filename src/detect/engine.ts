@@ -426,6 +426,12 @@ function record(st: State, ri: number, rule: CompiledRule, m: RegExpExecArray, b
   return true;
 }
 
+/**
+ * Shortest base64/hex run considered for decoding: 16 characters (12 bytes of base64, 8 of hex).
+ * No rule matches a value that decodes to fewer characters, and the run finder skips 16 at a time.
+ */
+const MIN_RUN = 16;
+
 const RUN_CLASS = new Uint8Array(65536);
 for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
   RUN_CLASS[c.charCodeAt(0)] = 1;
@@ -719,7 +725,9 @@ function scanDepth(
   const matches = scanPlain(engine, text, bounds);
   if (!wantDecode) return matches;
   const runs =
-    enc!.base64 || enc!.hex ? findRuns(text, Math.max(8, Math.ceil((enc!.min_decoded_length * 4) / 3))) : [];
+    enc!.base64 || enc!.hex
+      ? findRuns(text, Math.max(MIN_RUN, Math.ceil((enc!.min_decoded_length * 4) / 3)))
+      : [];
   const decodedSpans = findEncoded(text, runs, enc!);
   if (decodedSpans.length === 0) return matches;
   const out = matches.slice();

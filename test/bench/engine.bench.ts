@@ -18,29 +18,43 @@ const ROOT = join(import.meta.dir, "../..");
 
 /** Real prose and real source code from the repository and its dependencies. */
 export function corpus(): { prose: string[]; code: string[] } {
+  // Fixed inputs (installed dependencies, not our own tree, which changes as we work): prose from
+  // their READMEs and docs, code from their TypeScript sources.
   const prose: string[] = [];
-  for (const f of ["ARCHITECTURE.md", "docs/benchmarks.md"]) {
+  const code: string[] = [];
+  const nm = join(ROOT, "node_modules");
+  for (const f of [
+    "openai/README.md",
+    "@anthropic-ai/sdk/README.md",
+    "zod/README.md",
+    "yaml/README.md",
+    "elysia/README.md",
+    "openai/CHANGELOG.md",
+  ]) {
     try {
-      prose.push(...readFileSync(join(ROOT, f), "utf8").split(/\n\n+/));
+      prose.push(...readFileSync(join(nm, f), "utf8").split(/\n\n+/));
     } catch {
       /* optional */
     }
   }
-  const code: string[] = [];
   const walk = (dir: string, depth: number) => {
     if (code.length > 400 || depth > 3) return;
-    for (const name of readdirSync(dir)) {
+    let names: string[];
+    try {
+      names = readdirSync(dir).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
       const p = join(dir, name);
       if (statSync(p).isDirectory()) walk(p, depth + 1);
-      else if (/\.(ts|js|md)$/.test(name) && statSync(p).size < 40_000) {
-        const text = readFileSync(p, "utf8");
-        (name.endsWith(".md") ? prose : code).push(text);
-      }
+      else if (/\.ts$/.test(name) && !name.endsWith(".d.ts") && statSync(p).size < 40_000)
+        code.push(readFileSync(p, "utf8"));
     }
   };
-  walk(join(ROOT, "src"), 0);
-  walk(join(ROOT, "node_modules/openai/src/resources"), 0);
-  walk(join(ROOT, "node_modules/zod/v4/core"), 0);
+  walk(join(nm, "openai/src/resources"), 0);
+  walk(join(nm, "zod/v4/core"), 0);
+  walk(join(nm, "@anthropic-ai/sdk/src"), 0);
   return { prose: prose.filter((p) => p.length > 40), code };
 }
 
