@@ -1,0 +1,191 @@
+/**
+ * The relay of split mode (SPEC §3 Relay, NAMES.md): a thin forwarder on the proxy port that sends
+ * traffic through the inspection engine while it is healthy, and otherwise applies `fail_mode`:
+ * `open` forwards straight to the provider (uninspected), `closed` answers 503 with `Retry-After`
+ * and a provider-shaped body. During the first `queue_on_startup` seconds requests wait for the engine.
+ * The engine is healthy only while its `GET /health` answers 200 within `health_check_timeout`.
+ */
+import type { Server } from "bun";
+import type { Config } from "../config/schema.ts";
+import type { Logger } from "../core/log.ts";
+import { detectProvider } from "./detect.ts";
+import { providerError, unknownProviderResponse } from "./errors.ts";
+import { forward, type UpstreamTls } from "./forward.ts";
+import { upstreamRequestHeaders } from "./headers.ts";
+import type { HostPool } from "./pool.ts";
+
+export type EngineState = "starting" | "healthy" | "unhealthy";
+
+export interface RelayOptions {
+  config(): Config;
+  log: Logger;
+  tls(): UpstreamTls;
+  pool(): HostPool;
+  /** Base URL of the engine, e.g. http://127.0.0.1:8090. */
+  engineUrl: string;
+  failMode: "open" | "closed";
+}
+
+export class Relay {
+  state: EngineState = "starting";
+  server: Server<undefined> | null = null;
+  readonly startedAt = Date.now();
+  #seq = 0;
+  #poll: ReturnType<typeof setTimeout> | null = null;
+  #waiters = new Set<() => void>();
+  #stopped = false;
+
+  constructor(readonly opts: RelayOptions) {}
+
+  listen(hostname: string, port: number): Server<undefined> {
+    this.server = Bun.serve({
+      hostname,
+      port,
+      idleTimeout: 255,
+      maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+      fetch: (req, server) => this.#handle(req, server),
+    });
+    void this.#check();
+    return this.server;
+  }
+
+  #setState(next: EngineState) {
+    if (next === this.state) return;
+    const prev = this.state;
+    this.state = next;
+    if (next === "healthy" || prev === "healthy" || prev === "starting")
+      this.opts.log.warn(`engine ${this.opts.engineUrl} is ${next}`, { fail_mode: this.opts.failMode });
+    if (next === "healthy") for (const w of this.#waiters) w();
+  }
+
+  async #check(): Promise<void> {
+    if (this.#stopped) return;
+    const r = this.opts.config().relay;
+    try {
+      const res = await fetch(new URL("/health", this.opts.engineUrl), {
+        signal: AbortSignal.timeout(r.health_check_timeout * 1000),
+      });
+      await res.arrayBuffer();
+      this.#setState(res.status === 200 ? "healthy" : this.#notHealthy());
+    } catch {
+      this.#setState(this.#notHealthy());
+    }
+    if (!this.#stopped) this.#poll = setTimeout(() => void this.#check(), r.health_check_interval * 1000);
+  }
+
+  /** Still "starting" during the first queue_on_startup seconds, then "unhealthy". */
+  #notHealthy(): EngineState {
+    const q = this.opts.config().relay.queue_on_startup * 1000;
+    return this.state === "starting" && Date.now() - this.startedAt < q ? "starting" : "unhealthy";
+  }
+
+  /** Wait (at most until queue_on_startup has passed since start) for the engine to become healthy. */
+  async #waitWhileStarting(): Promise<void> {
+    if (this.state !== "starting") return;
+    const left = this.opts.config().relay.queue_on_startup * 1000 - (Date.now() - this.startedAt);
+    if (left <= 0) {
+      this.#setState("unhealthy");
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const t = setTimeout(() => {
+        if (this.state === "starting") this.#setState("unhealthy");
+        done();
+      }, left);
+      this.#waiters.add(done);
+    });
+  }
+
+  health() {
+    return {
+      status: "ok",
+      engine: this.state,
+      fail_mode: this.opts.failMode,
+      uptime: (Date.now() - this.startedAt) / 1000,
+    };
+  }
+
+  async #handle(req: Request, server: Server<undefined>): Promise<Response> {
+    const url = new URL(req.url);
+    if (url.pathname === "/health" && req.method === "GET") return Response.json(this.health());
+    const provider = detectProvider(url.pathname, req.headers);
+    if (provider === "unknown") return unknownProviderResponse(req.method, url.pathname);
+    server.timeout(req, 0);
+    const cfg = this.opts.config();
+    const body = req.body ? new Uint8Array(await req.arrayBuffer()) : null;
+    await this.#waitWhileStarting();
+    const id = `relay-${++this.#seq}`;
+    const streaming = /"stream"\s*:\s*true/.test(
+      body ? new TextDecoder().decode(body.subarray(0, 4096)) : "",
+    );
+    const timers = {
+      headersMs: cfg.relay.timeout * 1000,
+      idleMs: cfg.relay.timeout * 1000,
+      totalMs: cfg.relay.timeout * 5000,
+    };
+    if (this.state === "healthy") {
+      const headers = upstreamRequestHeaders(req.headers);
+      headers.set("x-request-id", id);
+      const ip = server.requestIP(req)?.address;
+      if (ip) headers.set("x-forwarded-for", ip);
+      const result = await forward({
+        provider,
+        url: new URL(url.pathname + url.search, this.opts.engineUrl),
+        method: req.method,
+        headers,
+        body,
+        streaming,
+        clientSignal: req.signal,
+        timers,
+        retries: 0,
+        tls: this.opts.tls(),
+        pool: this.opts.pool(),
+        log: this.opts.log,
+      });
+      // The engine went away between two health checks: fall through to fail_mode.
+      const failed = result.response.headers.get("x-sluice") === "1" && result.response.status === 502;
+      if (!failed) return result.response;
+      this.#setState("unhealthy");
+    }
+    if (this.opts.failMode === "closed") {
+      const res = providerError(
+        provider,
+        503,
+        "sluice: the inspection engine is unavailable and fail_mode is closed; the request was not sent",
+        "bad_gateway",
+      );
+      res.headers.set("retry-after", String(Math.ceil(cfg.relay.health_check_interval)));
+      return res;
+    }
+    this.opts.log.warn(`engine unavailable: forwarding ${id} to ${provider} uninspected (fail_mode open)`);
+    const base = new URL(cfg.providers[provider].upstream);
+    const prefix = base.pathname.replace(/\/+$/, "");
+    const direct = await forward({
+      provider,
+      url: new URL(`${base.origin}${prefix}${url.pathname}${url.search}`),
+      method: req.method,
+      headers: upstreamRequestHeaders(req.headers),
+      body,
+      streaming,
+      clientSignal: req.signal,
+      timers,
+      retries: cfg.proxy.retries,
+      tls: this.opts.tls(),
+      pool: this.opts.pool(),
+      log: this.opts.log,
+    });
+    return direct.response;
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#poll) clearTimeout(this.#poll);
+    for (const w of this.#waiters) w();
+    await this.server?.stop(false);
+  }
+}

@@ -1,0 +1,121 @@
+/**
+ * Split mode (SPEC §3 Relay): the relay forwards through a healthy engine (adding X-Request-ID
+ * relay-<n> and X-Forwarded-For); with the engine down, fail_mode open forwards to the provider
+ * uninspected and closed answers 503 + Retry-After in the provider's shape; during
+ * queue_on_startup requests wait for the engine.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import type { ScanRequest } from "../../src/core/hook.ts";
+import { startRelay } from "../../src/runtime/relay.ts";
+import { freePort, runSluice, spawnSluice, startSluice, writeTestConfig } from "../helpers/sluice.ts";
+import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+
+let up: Upstream;
+beforeAll(async () => {
+  up = await startUpstream();
+  up.on("POST", "/v1/messages", () => json({ id: "msg_split" }));
+});
+afterAll(async () => {
+  await up?.stop();
+});
+
+const ANTH = { "content-type": "application/json", "x-api-key": "k" };
+const relayConfig = (over: Record<string, unknown> = {}) =>
+  writeTestConfig({
+    upstream: up.url,
+    config: {
+      relay: { health_check_interval: 0.1, health_check_timeout: 0.5, queue_on_startup: 0, ...over },
+    },
+  });
+
+async function relay(engineUrl: string, failMode: "open" | "closed", over: Record<string, unknown> = {}) {
+  const r = await startRelay({
+    env: { ...process.env, SLUICE_HOME: relayConfig(over) },
+    projectDir: null,
+    port: 0,
+    engineUrl,
+    failMode,
+    stderr: false,
+    printBanner: false,
+  });
+  return { ...r, [Symbol.asyncDispose]: () => r.stop() };
+}
+
+const send = (base: string) =>
+  fetch(`${base}/v1/messages`, { method: "POST", headers: ANTH, body: '{"model":"m"}' });
+
+test("healthy engine: requests go through it, with X-Request-ID and X-Forwarded-For", async () => {
+  const seen: ScanRequest[] = [];
+  await using engine = await startSluice({
+    upstream: up.url,
+    dashboard: false,
+    hook: (r) => {
+      seen.push(r);
+      return { action: "pass", findings: [], scanned_bytes: r.body.byteLength };
+    },
+  });
+  await using r = await relay(engine.proxyUrl, "closed", { queue_on_startup: 5 });
+  const res = await send(r.url);
+  expect(await res.json()).toEqual({ id: "msg_split" });
+  expect(seen).toHaveLength(1);
+  expect(seen[0]!.headers.get("x-request-id")).toBe("relay-1");
+  expect(seen[0]!.headers.get("x-forwarded-for")).toBe("127.0.0.1");
+  const health = (await (await fetch(`${r.url}/health`)).json()) as Record<string, unknown>;
+  expect(health).toMatchObject({ status: "ok", engine: "healthy", fail_mode: "closed" });
+  expect(typeof health.uptime).toBe("number");
+});
+
+test("engine down, fail_mode open: forwarded straight to the provider, uninspected", async () => {
+  await using r = await relay(`http://127.0.0.1:${freePort()}`, "open");
+  const before = up.requests.length;
+  const res = await send(r.url);
+  expect(res.status).toBe(200);
+  expect(up.requests.length).toBe(before + 1);
+  expect(((await (await fetch(`${r.url}/health`)).json()) as { engine: string }).engine).toBe("unhealthy");
+});
+
+test("engine down, fail_mode closed: 503 with Retry-After in the provider's shape", async () => {
+  await using r = await relay(`http://127.0.0.1:${freePort()}`, "closed", { health_check_interval: 2 });
+  const before = up.requests.length;
+  const res = await send(r.url);
+  expect(res.status).toBe(503);
+  expect(res.headers.get("retry-after")).toBe("2");
+  expect(await res.json()).toMatchObject({ type: "error", error: { type: "api_error" } });
+  expect(up.requests.length).toBe(before);
+});
+
+const CLI = join(import.meta.dir, "../../src/cli.ts");
+
+test("during queue_on_startup a request waits for the engine to come up, then goes through it", async () => {
+  const enginePort = freePort();
+  await using r = await relay(`http://127.0.0.1:${enginePort}`, "closed", { queue_on_startup: 20 });
+  const pending = send(r.url);
+  // fail_mode is closed: without the wait this would be a 503.
+  await using engine = await spawnSluice(["--port", String(enginePort), "--dashboard-port", "0"], {
+    upstream: up.url,
+    command: [process.execPath, CLI, "engine"],
+    portFlags: false,
+  });
+  expect(engine.proxyUrl).toBe(`http://127.0.0.1:${enginePort}`);
+  const res = await pending;
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ id: "msg_split" });
+  expect(r.relay.state).toBe("healthy");
+});
+
+test("`sluice relay` runs as a command and checks its flags", async () => {
+  const args = ["--port", "0", "--engine", `http://127.0.0.1:${freePort()}`, "--fail-mode", "open"];
+  await using p = await spawnSluice(args, {
+    upstream: up.url,
+    command: [process.execPath, CLI, "relay"],
+    portFlags: false,
+  });
+  const res = await send(p.proxyUrl);
+  expect(res.status).toBe(200);
+  p.kill("SIGTERM");
+  expect(await p.exited).toBe(0);
+  const bad = await runSluice(["relay", "--fail-mode", "maybe"]);
+  expect(bad.code).toBe(2);
+  expect(bad.stderr).toContain('--fail-mode = "maybe" is invalid');
+});
