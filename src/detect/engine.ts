@@ -50,6 +50,8 @@ interface AnchorUse {
   rule: number;
   back: number;
   forward: number;
+  /** Characters allowed right before the literal (1 = allowed), or null for any. */
+  prev: Uint8Array | null;
 }
 interface AnchorLit {
   lit: string;
@@ -172,7 +174,18 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
         // rule and "https://hook" every URL, "BEG" and "hoo" far less often.
         const lead = ci || fromKeywords ? 0 : rarestOffset(lit);
         lit = lit.slice(lead);
-        const use = { rule: index, back: anchor.back + lead, forward };
+        let prev: Uint8Array | null = null;
+        if (lead === 0 && !fromKeywords && anchor.prev && anchor.prev.size > 0) {
+          prev = new Uint8Array(65536);
+          for (const ch of anchor.prev) {
+            prev[ch.charCodeAt(0)] = 1;
+            if (ci) {
+              prev[ch.toLowerCase().charCodeAt(0)] = 1;
+              prev[ch.toUpperCase().charCodeAt(0)] = 1;
+            }
+          }
+        }
+        const use = { rule: index, back: anchor.back + lead, forward, prev };
         if (lit.length === 1) {
           let arr = single.get(lit);
           if (!arr) single.set(lit, (arr = []));
@@ -389,6 +402,7 @@ function mainLoop(st: State): void {
       for (let ui = 0; ui < al.uses.length; ui++) {
         const u = al.uses[ui]!;
         if (pos < st.lastEnd[u.rule]!) continue;
+        if (u.prev !== null && (pos === 0 || u.prev[text.charCodeAt(pos - 1)] !== 1)) continue;
         if (u.back === 0) runAt(st, u.rule, pos);
         else runWindow(st, u.rule, pos - u.back - WINDOW_PAD, pos + u.forward + WINDOW_PAD, pos);
       }

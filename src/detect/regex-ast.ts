@@ -8,7 +8,7 @@ export type Node =
   | { t: "seq"; items: Node[] }
   | { t: "alt"; branches: Node[] }
   | { t: "group"; node: Node; capturing: boolean }
-  | { t: "char"; chars: string[] | null } // null: a large set (class, \w, .)
+  | { t: "char"; chars: string[] | null; set?: string[] } // chars null: a large set; set: its members when known
   | { t: "zero" } // ^ $ \b \B and lookarounds: match no characters
   | { t: "quant"; node: Node; min: number; max: number }
   | { t: "backref" };
@@ -18,6 +18,8 @@ export class RegexSyntaxError extends Error {
 }
 
 const SMALL_CLASS = 8;
+const WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
+const SPACE = " \t\n\r\f\v";
 
 /** Parse `source` (the body of a JS regex, no slashes). Throws RegexSyntaxError on what it cannot read. */
 export function parseRegex(source: string): Node {
@@ -133,7 +135,10 @@ export function parseRegex(source: string): Node {
       case "W":
       case "s":
       case "S":
-        return inClass ? null : { t: "char", chars: c === "d" ? [..."0123456789"] : null };
+        if (c === "d") return inClass ? [..."0123456789"] : { t: "char", chars: [..."0123456789"] };
+        if (c === "w") return inClass ? [...WORD] : { t: "char", chars: null, set: [...WORD] };
+        if (c === "s") return inClass ? [...SPACE] : { t: "char", chars: null, set: [...SPACE] };
+        return inClass ? null : { t: "char", chars: null };
       case "b":
         return inClass ? ["\b"] : { t: "zero" };
       case "B":
@@ -221,8 +226,10 @@ export function parseRegex(source: string): Node {
     }
     if (s[i] !== "]") throw new RegexSyntaxError("missing ]");
     i++;
-    if (negated || chars === null || chars.length > SMALL_CLASS * 8) return { t: "char", chars: null };
-    return { t: "char", chars: [...new Set(chars)] };
+    if (negated || chars === null) return { t: "char", chars: null };
+    const uniq = [...new Set(chars)];
+    if (uniq.length > SMALL_CLASS * 8) return { t: "char", chars: null, set: uniq };
+    return { t: "char", chars: uniq };
   }
 
   const node = parseAlt();
@@ -345,6 +352,51 @@ export interface Anchor {
   back: number;
   /** Characters a match may extend from the anchor's position. */
   forward: number;
+  /** For a literal inside the pattern: the characters that can stand right before it, when known. */
+  prev?: Set<string> | null;
+}
+
+/** The characters a match of `n` can end with (null when unknown or unbounded). */
+function lastChars(n: Node): Set<string> | null {
+  switch (n.t) {
+    case "char": {
+      const s = n.chars ?? n.set;
+      return s ? new Set(s) : null;
+    }
+    case "zero":
+      return new Set();
+    case "backref":
+      return null;
+    case "group":
+      return lastChars(n.node);
+    case "quant":
+      return n.max === 0 ? new Set() : lastChars(n.node);
+    case "alt": {
+      const out = new Set<string>();
+      for (const b of n.branches) {
+        const l = lastChars(b);
+        if (!l) return null;
+        for (const c of l) out.add(c);
+      }
+      return out;
+    }
+    case "seq":
+      return charsBefore(n.items, n.items.length);
+  }
+}
+
+/** The characters that can stand right before items[k] inside a match, or null (unknown, or k can start it). */
+function charsBefore(items: Node[], k: number): Set<string> | null {
+  const out = new Set<string>();
+  for (let j = k - 1; j >= 0; j--) {
+    const it = items[j]!;
+    if (it.t === "zero") continue;
+    const l = lastChars(it);
+    if (!l) return null;
+    for (const c of l) out.add(c);
+    if (minLen(it) > 0) return out;
+  }
+  return null;
 }
 
 /** The characters a match of `n` can start with, or null when unknown or large. */
@@ -428,6 +480,7 @@ export function findAnchor(n: Node, rareSingle = "@%\\"): Anchor | null {
             literals: [...new Set(lits)],
             back,
             forward: Number.isFinite(fwd) ? fwd : Number.isFinite(total) ? total : Infinity,
+            prev: k > 0 ? charsBefore(items, k) : null,
           };
         }
       }
