@@ -34,6 +34,7 @@ import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { createScanner } from "../policy/scanner.ts";
 import type { UpstreamTls } from "../proxy/forward.ts";
 import { HostPool } from "../proxy/pool.ts";
+import { Relay } from "../proxy/relay.ts";
 import { ProxyServer } from "../proxy/server.ts";
 import { openStore, type Store } from "../store/index.ts";
 
@@ -57,7 +58,10 @@ export interface StartOptions {
   color?: boolean;
   logLevel?: Level;
   noDefaultRules?: boolean;
-  /** `--engine-port`, `--fail-mode`: accepted, for split mode. */
+  /**
+   * `--engine-port` (combined split mode): the scanning proxy listens on this port as the engine and a
+   * relay takes the proxy port, applying `--fail-mode` (default relay.fail_mode) while the engine is down.
+   */
   enginePort?: number;
   failMode?: "open" | "closed";
   /** Replace the scanner's hook (unit-level tests only). */
@@ -94,6 +98,8 @@ export class SluiceRuntime implements Runtime {
   #pool: HostPool;
   #hook: RequestHook;
   #dashboard: DashboardHandle | null = null;
+  /** The relay of combined split mode (`--engine-port`), in front of the proxy. */
+  #relay: Relay | null = null;
   #reloading: Promise<unknown> = Promise.resolve();
   #shuttingDown: Promise<string> | null = null;
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
@@ -187,11 +193,21 @@ export class SluiceRuntime implements Runtime {
     }
     this.store.onRulesChanged(() => this.rulesChanged());
     this.rulesChanged();
-    if (this.opts.enginePort !== undefined || this.opts.failMode)
-      this.log.warn(
-        "--engine-port/--fail-mode: combined split mode is not built yet; serving as one process",
-      );
-    const server = this.proxy.listen(cfg.bind, cfg.port);
+    const combined = this.opts.enginePort !== undefined;
+    if (this.opts.failMode && !combined)
+      this.log.warn("--fail-mode only applies with --engine-port; ignored");
+    const server = this.proxy.listen(cfg.bind, combined ? cfg.engine.port : cfg.port);
+    if (combined) {
+      this.#relay = new Relay({
+        config: () => this.#config,
+        log: this.log,
+        tls: () => this.#tls,
+        pool: () => this.#pool,
+        engineUrl: `http://${cfg.bind.includes(":") ? `[${cfg.bind}]` : cfg.bind}:${server.port}`,
+        failMode: this.opts.failMode ?? cfg.relay.fail_mode,
+      });
+      this.#relay.listen(cfg.bind, cfg.port);
+    }
     if (cfg.dashboard.enabled) {
       try {
         this.#dashboard = await startDashboard(this, this.store, {
@@ -209,7 +225,12 @@ export class SluiceRuntime implements Runtime {
     if (this.opts.printBanner !== false) {
       const d = this.dashboardAddress();
       if (d) console.log(`sluice: dashboard on http://${d.host}:${d.port}`);
-      console.log(`sluice: proxy listening on http://${cfg.bind}:${server.port}`);
+      if (this.#relay) {
+        console.log(`sluice: engine listening on http://${cfg.bind}:${server.port}`);
+        console.log(
+          `sluice: proxy listening on http://${cfg.bind}:${this.#relay.server!.port} (relay, fail_mode ${this.#relay.opts.failMode})`,
+        );
+      } else console.log(`sluice: proxy listening on http://${cfg.bind}:${server.port}`);
       if (this.#mode === "passthrough") console.log("sluice: mode passthrough (requests are NOT scanned)");
     }
     this.log.info(`sluice ${versionLabel()} started`, {
@@ -375,7 +396,10 @@ export class SluiceRuntime implements Runtime {
       }
       this.rulesChanged();
     }
-    if (prev.port !== next.port || prev.bind !== next.bind) {
+    if (this.#relay && (prev.port !== next.port || prev.bind !== next.bind)) {
+      this.log.warn("port and bind take effect at the next restart in combined split mode");
+      this.#config = { ...next, port: prev.port, bind: prev.bind };
+    } else if (prev.port !== next.port || prev.bind !== next.bind) {
       try {
         const s = this.proxy.rebind(next.bind, next.port);
         this.log.warn(
@@ -423,7 +447,8 @@ export class SluiceRuntime implements Runtime {
   }
 
   proxyAddress(): { host: string; port: number } {
-    return { host: this.#config.bind, port: this.proxy.server?.port ?? this.#config.port };
+    const port = this.#relay?.server?.port ?? this.proxy.server?.port ?? this.#config.port;
+    return { host: this.#config.bind, port };
   }
 
   dashboardAddress(): { host: string; port: number } | null {
@@ -461,6 +486,7 @@ export class SluiceRuntime implements Runtime {
 
   async #shutdown(reason: string): Promise<string> {
     this.log.info(`shutting down (${reason})`);
+    const relayStopped = this.#relay?.stop(); // 1 (the relay stops accepting and drains with the engine)
     this.proxy.stopAccepting(); // 1
     const active = this.proxy.activeRequests;
     if (active > 0 && this.opts.printBanner !== false)
@@ -470,6 +496,12 @@ export class SluiceRuntime implements Runtime {
     const left = await this.proxy.drain(this.#config.proxy.drain_timeout * 1000); // 2
     if (left > 0) this.log.warn(`drain timeout: force-closing ${left} request(s) still in flight`); // 3
     await this.proxy.forceClose();
+    if (relayStopped) {
+      let t: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([relayStopped, new Promise((r) => (t = setTimeout(r, 1000)))]);
+      clearTimeout(t);
+      await this.#relay?.server?.stop(true);
+    }
     this.#pool.close(); // 4
     try {
       await this.#dashboard?.stop();

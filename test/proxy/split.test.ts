@@ -119,3 +119,17 @@ test("`sluice relay` runs as a command and checks its flags", async () => {
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain('--fail-mode = "maybe" is invalid');
 });
+
+test("`sluice serve --engine-port` runs engine and relay in one process (combined mode)", async () => {
+  await using p = await spawnSluice(["--engine-port", "0", "--fail-mode", "closed"], { upstream: up.url });
+  const engineLine = await p.waitForOutput(/sluice: engine listening on (http:\/\/[\d.]+:\d+)/);
+  expect(engineLine[1]).not.toBe(p.proxyUrl);
+  const res = await send(p.proxyUrl);
+  expect(await res.json()).toEqual({ id: "msg_split" });
+  expect(up.requests.at(-1)!.headers.get("x-request-id")).toMatch(/^relay-\d+$/);
+  const health = (await (await fetch(`${p.proxyUrl}/health`)).json()) as Record<string, unknown>;
+  expect(health).toMatchObject({ engine: "healthy", fail_mode: "closed" });
+  p.kill("SIGTERM");
+  expect(await p.exited).toBe(0);
+  expect(p.output).toMatch(/session summary[\s\S]*requests: 1/);
+});
