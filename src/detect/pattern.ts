@@ -88,7 +88,14 @@ function trialAlphabet(source: string): string[] {
 function timedTrial(re: RegExp, units: string[]): { ms: number; length: number; sample: string } | null {
   const tails = ["!", "\u0000", "\n"];
   // CPU time of this thread's process, not wall time: a busy machine must not fail a good pattern.
+  const cpu = typeof process !== "undefined" && typeof process.cpuUsage === "function";
   const once = (input: string) => {
+    if (!cpu) {
+      const t0 = performance.now(); // the browser (web/pattern.ts) has no CPU clock
+      re.lastIndex = 0;
+      re.test(input);
+      return performance.now() - t0;
+    }
     const t0 = process.cpuUsage();
     re.lastIndex = 0;
     re.test(input);
