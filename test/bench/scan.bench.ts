@@ -193,6 +193,8 @@ export function generateTree(dir: string, bytes: number, secrets: number, seed =
 
 interface RunResult {
   seconds: number;
+  /** User + system CPU seconds of the process (all its threads). */
+  cpu: number;
   maxRssMb: number;
   /** `file:line` of every reported finding. */
   found: Set<string>;
@@ -212,7 +214,7 @@ function peakRssMb(pid: number): number {
 async function timed(
   cmd: string[],
   cwd: string,
-): Promise<{ seconds: number; stdout: string; maxRssMb: number }> {
+): Promise<{ seconds: number; cpu: number; stdout: string; maxRssMb: number }> {
   const t = performance.now();
   const proc = Bun.spawn(cmd, {
     cwd,
@@ -231,7 +233,8 @@ async function timed(
   ]);
   clearInterval(poll);
   const seconds = (performance.now() - t) / 1000;
-  return { seconds, stdout, maxRssMb };
+  const cpu = Number(proc.resourceUsage()?.cpuTime.total ?? 0) / 1e6;
+  return { seconds, cpu, stdout, maxRssMb };
 }
 
 export async function runSluice(targets: string[], cwd: string, extra: string[] = []): Promise<RunResult> {
@@ -239,7 +242,7 @@ export async function runSluice(targets: string[], cwd: string, extra: string[] 
   const j = JSON.parse(r.stdout) as { findings: { file: string; line: number; end_line: number }[] };
   const found = new Set<string>();
   for (const f of j.findings) for (let l = f.line; l <= f.end_line; l++) found.add(`${f.file}:${l}`);
-  return { seconds: r.seconds, maxRssMb: r.maxRssMb, found, count: j.findings.length };
+  return { seconds: r.seconds, cpu: r.cpu, maxRssMb: r.maxRssMb, found, count: j.findings.length };
 }
 
 export async function runSecretlint(files: string[], cwd: string): Promise<RunResult> {
@@ -248,6 +251,7 @@ export async function runSecretlint(files: string[], cwd: string): Promise<RunRe
   const found = new Set<string>();
   let count = 0;
   let seconds = 0;
+  let cpu = 0;
   let maxRssMb = 0;
   // Pass files in batches so that argument lists stay within limits.
   for (let i = 0; i < files.length; i += 2000) {
@@ -257,6 +261,7 @@ export async function runSecretlint(files: string[], cwd: string): Promise<RunRe
       cwd,
     );
     seconds += r.seconds;
+    cpu += r.cpu;
     maxRssMb = Math.max(maxRssMb, r.maxRssMb);
     const out = r.stdout.trim()
       ? (JSON.parse(r.stdout) as {
@@ -273,7 +278,7 @@ export async function runSecretlint(files: string[], cwd: string): Promise<RunRe
     }
   }
   rmSync(rc, { force: true });
-  return { seconds, maxRssMb, found, count };
+  return { seconds, cpu, maxRssMb, found, count };
 }
 
 function recall(planted: Planted[], found: Set<string>): string {
@@ -397,6 +402,8 @@ export async function run(): Promise<BenchTable[]> {
         "sluice scan",
         sTree.seconds.toFixed(2),
         mbps(t.bytes, sTree.seconds),
+        sTree.cpu.toFixed(2),
+        mbps(t.bytes, sTree.cpu),
         sTree.count,
         recall(planted, sTree.found),
         falsePositives(planted, sTree.found),
@@ -408,6 +415,8 @@ export async function run(): Promise<BenchTable[]> {
         "secretlint",
         lTree.seconds.toFixed(2),
         mbps(t.bytes, lTree.seconds),
+        lTree.cpu.toFixed(2),
+        mbps(t.bytes, lTree.cpu),
         lTree.count,
         recall(planted, lTree.found),
         falsePositives(planted, lTree.found),
@@ -419,6 +428,8 @@ export async function run(): Promise<BenchTable[]> {
         "sluice scan",
         sRepo.seconds.toFixed(2),
         mbps(repo.bytes, sRepo.seconds),
+        sRepo.cpu.toFixed(2),
+        mbps(repo.bytes, sRepo.cpu),
         sRepo.count,
         "n/a",
         "n/a",
@@ -430,6 +441,8 @@ export async function run(): Promise<BenchTable[]> {
         "secretlint",
         lRepo.seconds.toFixed(2),
         mbps(repo.bytes, lRepo.seconds),
+        lRepo.cpu.toFixed(2),
+        mbps(repo.bytes, lRepo.cpu),
         lRepo.count,
         "n/a",
         "n/a",
@@ -450,6 +463,8 @@ export async function run(): Promise<BenchTable[]> {
           "tool",
           "seconds",
           "MB/s",
+          "CPU s",
+          "MB per CPU-s",
           "findings",
           "recall (planted)",
           "lines flagged without a planted secret",
@@ -457,7 +472,7 @@ export async function run(): Promise<BenchTable[]> {
         ],
         rows,
         notes: [
-          `Speed-up on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x. Wall clock of each CLI including start-up; sluice uses ${Math.min(cpus().length, 8)} workers, secretlint is single-threaded.`,
+          `Speed-up on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x. CPU time: sluice ${(lTree.cpu / sTree.cpu).toFixed(1)}x less on the tree, ${(lRepo.cpu / sRepo.cpu).toFixed(1)}x less on this repository (contention-independent). Wall clock of each CLI including start-up; sluice uses ${Math.min(cpus().length, 8)} workers, secretlint is single-threaded.`,
           "Recall: share of planted secrets (random values in real formats) reported on their file and line.",
         ],
       },
@@ -489,12 +504,13 @@ export async function run(): Promise<BenchTable[]> {
       rmSync(big, { force: true });
       tables.push({
         title: "One 1 GiB file, streamed",
-        columns: ["file", "seconds", "MB/s", "findings", "peak RSS MB"],
+        columns: ["file", "seconds", "MB/s", "CPU s", "findings", "peak RSS MB"],
         rows: [
           [
             `${(bytes / 2 ** 30).toFixed(2)} GiB log`,
             s.seconds.toFixed(2),
             mbps(bytes, s.seconds),
+            s.cpu.toFixed(2),
             s.count,
             s.maxRssMb.toFixed(0),
           ],
