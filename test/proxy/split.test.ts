@@ -110,6 +110,7 @@ test("`sluice relay` runs as a command and checks its flags", async () => {
     upstream: up.url,
     command: [process.execPath, CLI, "relay"],
     portFlags: false,
+    config: { relay: { queue_on_startup: 0 } },
   });
   const res = await send(p.proxyUrl);
   expect(res.status).toBe(200);
