@@ -1,7 +1,7 @@
 /** The UI's pure helpers: the live pattern test, preview → allowlist glob, client setup lines. */
 import { describe, expect, test } from "bun:test";
 import { connectPage, setupLine } from "../../web/pages/connect.ts";
-import { previewToPattern } from "../../web/pages/findings.ts";
+import { previewToPattern } from "../../web/pages/finding-detail.ts";
 import { compilePattern, maskValue, testPattern } from "../../web/pattern.ts";
 import type { Client } from "../../web/types.ts";
 

@@ -2,12 +2,13 @@
  * Findings: every filter of `/api/v1/findings`, sorting, paging, a detail view, CSV/JSON export of
  * the current filter, and one-click allowlisting of a value pattern or disabling of the rule.
  */
-import { downloadUrl, get, post, put } from "../api.ts";
+import { downloadUrl, get } from "../api.ts";
 import { ago, badge, connectHint, empty, field, h, mount, num, select, shortPreview, when } from "../dom.ts";
-import { confirmDialog, fail, toast } from "../feedback.ts";
+import { fail } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
 import { ACTIONS, DETECTORS, type Finding, type List, PROVIDERS, SEVERITIES } from "../types.ts";
+import { findingDetail } from "./finding-detail.ts";
 
 const FILTERS = [
   "severity",
@@ -29,11 +30,6 @@ const SORT_WINDOW = 500;
 
 type SortKey = "ts" | "severity" | "finding_type" | "rule" | "action" | "provider" | "client" | "seen_count";
 const SEV_RANK: Record<string, number> = { critical: 4, high: 3, warning: 2, info: 1 };
-
-/** The masked preview as a glob: `AKIA****MPLE` → `AKIA*MPLE`. */
-export function previewToPattern(preview: string): string {
-  return preview.replace(/\*{2,}|…/g, "*");
-}
 
 export async function findingsPage(ctx: PageCtx) {
   const filter: Record<FilterKey, string> = Object.fromEntries(
@@ -354,157 +350,19 @@ export async function findingsPage(ctx: PageCtx) {
     try {
       const f = await get<Finding>(`/findings/${id}`);
       if (ctx.left()) return;
-      renderDetail(f);
+      mount(detailBox, ...findingDetail(f, closeDetail));
       showDetail(true);
     } catch (err) {
       fail(err);
     }
   };
 
-  const hashKv = (k: string, v: string | null) => [
-    h("dt", null, k),
-    h("dd", null, v ? h("code", { title: v }, `${v.slice(0, 16)}…`) : "—"),
-  ];
-  const renderDetail = (f: Finding) => {
-    const system = f.transport === "system" || !f.preview || !f.rule;
-    const pattern = previewToPattern(f.preview);
-    const listType = f.detector === "pii" ? "pii" : "secrets";
-    const kv = (k: string, v: unknown) => [
-      h("dt", null, k),
-      h("dd", null, v === null || v === undefined || v === "" ? "—" : String(v)),
-    ];
-    mount(
-      detailBox,
-      h(
-        "div",
-        { class: "row", style: "justify-content:space-between" },
-        h("h2", null, `Finding #${f.id}`),
-        h(
-          "button",
-          {
-            class: "btn small ghost",
-            type: "button",
-            "aria-label": "Close detail",
-            onclick: () => {
-              selectedId = null;
-              detailBox.replaceChildren();
-              showDetail(false);
-              syncUrl();
-              for (const tr of tableBox.querySelectorAll("tr.selected")) tr.classList.remove("selected");
-            },
-          },
-          "Close",
-        ),
-      ),
-      h("p", null, badge(f.severity), " ", badge(f.action), " ", h("strong", null, f.finding_type)),
-      h("p", null, h("code", { id: "detail-preview" }, f.preview || "— (no matched value)")),
-      f.description ? h("p", { class: "muted" }, f.description) : null,
-      h(
-        "dl",
-        { class: "kv" },
-        kv("Rule", f.rule),
-        kv("Detector", f.detector),
-        kv("Location", f.path),
-        kv("Offsets", `${f.start}–${f.end}`),
-        kv("Decoded from", f.decoded),
-        kv("Seen", `${f.seen_count} request${f.seen_count === 1 ? "" : "s"}`),
-        kv("First seen", when(f.ts)),
-        kv("Last seen", when(f.last_seen)),
-        kv("Provider", f.provider),
-        kv("Model", f.model),
-        kv("Client", f.client_name || f.client),
-        kv("Request", f.request_id),
-        kv("Transport", f.transport),
-      ),
-      h("h3", null, "Session context"),
-      h(
-        "dl",
-        { class: "kv" },
-        [
-          h("dt", null, "Session"),
-          h(
-            "dd",
-            null,
-            h("a", { href: `#/sessions/${encodeURIComponent(f.session_id)}`, class: "mono" }, f.session_id),
-          ),
-        ],
-        kv("Account", f.account_id),
-        kv("Device", f.device_id),
-        kv("Source IP", f.source_ip),
-        kv("Working directory", f.working_directory),
-        kv("Git branch", f.git_branch),
-        kv("OS", f.os_platform),
-        hashKv("Content hash", f.content_hash),
-        hashKv("Value hash", f.value_hash),
-      ),
-      h("h3", null, "Tune"),
-      system
-        ? h(
-            "p",
-            { class: "muted" },
-            "A system event (mode change or scan error): there is no value or rule to tune.",
-          )
-        : null,
-      h(
-        "div",
-        { class: "row", hidden: system },
-        h(
-          "button",
-          {
-            class: "btn",
-            type: "button",
-            id: "allowlist-value",
-            onclick: async () => {
-              let note = "";
-              try {
-                const t = await post<{ match_count: number }>("/allowlists/test", { pattern });
-                note = ` It matches ${t.match_count} recent finding${t.match_count === 1 ? "" : "s"}.`;
-              } catch {
-                /* the test is informative only */
-              }
-              const ok = await confirmDialog(
-                "Allowlist this value pattern?",
-                `Values matching ${pattern} will no longer be reported as ${listType}.${note}`,
-                "Add to allowlist",
-              );
-              if (!ok) return;
-              try {
-                await post("/allowlists", { type: listType, pattern });
-                toast(`Allowlisted ${pattern} (${listType}).`);
-              } catch (err) {
-                fail(err);
-              }
-            },
-          },
-          `Allowlist ${pattern}`,
-        ),
-        h(
-          "button",
-          {
-            class: "btn danger",
-            type: "button",
-            id: "disable-rule",
-            onclick: async () => {
-              const ok = await confirmDialog(
-                `Disable rule ${f.rule}?`,
-                "The rule stops matching on the next request. You can enable it again on the Rules page.",
-                "Disable rule",
-                true,
-              );
-              if (!ok) return;
-              try {
-                await put(`/rules/${encodeURIComponent(f.rule)}`, { enabled: false });
-                toast(`Rule ${f.rule} disabled.`);
-              } catch (err) {
-                fail(err);
-              }
-            },
-          },
-          "Disable rule",
-        ),
-        h("a", { class: "btn", href: `#/rules?q=${encodeURIComponent(f.rule)}` }, "Open rule"),
-      ),
-    );
+  const closeDetail = () => {
+    selectedId = null;
+    detailBox.replaceChildren();
+    showDetail(false);
+    syncUrl();
+    for (const tr of tableBox.querySelectorAll("tr.selected")) tr.classList.remove("selected");
   };
 
   const split = h("div", { class: "grid" }, h("div", null, tableBox, pager), detailBox);
