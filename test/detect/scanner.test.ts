@@ -128,6 +128,48 @@ describe("policy", () => {
     expect(s.scan(out, "other").findings).toEqual([]);
   });
 
+  test("redact replaces the whole encoded blob of a secret found in base64", () => {
+    const rules = loadBuiltinRules().map((r) =>
+      r.name === "aws_access_key_id" ? { ...r, action: "redact" as const } : r,
+    );
+    const s = setup(() => {}, rules);
+    const blob = Buffer.from(`aws_access_key_id = ${AWS_ID}`).toString("base64");
+    const raw = JSON.stringify({ messages: [{ role: "user", content: `config ${blob} end` }] });
+    const v = s.scan(raw);
+    expect(v.action).toBe("redact");
+    expect(v.findings[0]).toMatchObject({ rule: "aws_access_key_id", decoded: "base64" });
+    expect(new TextDecoder().decode(v.body!)).toBe(raw.replace(blob, "[REDACTED:aws_access_key_id]"));
+  });
+
+  test("garbage never throws: binary, invalid UTF-8, deep nesting, huge strings of one character", () => {
+    const s = setup();
+    const bodies: (string | Uint8Array)[] = [
+      crypto.getRandomValues(new Uint8Array(50_000)),
+      new Uint8Array([0xff, 0xfe, 0x7b, 0x22, 0xc3, 0x28]),
+      `${"[".repeat(5000)}"x"${"]".repeat(5000)}`,
+      JSON.stringify({
+        a: "a".repeat(300_000),
+        b: "0".repeat(300_000),
+        c: "=".repeat(100_000),
+        d: "%41".repeat(30_000),
+      }),
+      "{not json at all",
+    ];
+    for (const b of bodies) {
+      const bytes = typeof b === "string" ? new TextEncoder().encode(b) : b;
+      const v = s.scanner.hook({
+        provider: "unknown",
+        method: "POST",
+        path: "/x",
+        headers: new Headers(),
+        body: bytes,
+        session: { session_id: "g" } as SessionContext,
+        transport: "http",
+      }) as Verdict;
+      expect(["pass", "log"]).toContain(v.action);
+    }
+  });
+
   test("a body that is not JSON is scanned as text at path `body`", () => {
     const v = setup().scan(`plain ${AWS_ID} text`);
     expect(v.findings.map((f) => [f.rule, f.path])).toEqual([["aws_access_key_id", "body"]]);
