@@ -5,7 +5,7 @@
  * and a provider-shaped body. During the first `queue_on_startup` seconds requests wait for the engine.
  * The engine is healthy only while its `GET /health` answers 200 within `health_check_timeout`.
  */
-import type { Server } from "bun";
+import type { Server, ServerWebSocket } from "bun";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
 import { detectProvider } from "./detect.ts";
@@ -13,6 +13,8 @@ import { providerError, unknownProviderResponse } from "./errors.ts";
 import { forward, type UpstreamTls } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
+import { sessionContext } from "./session.ts";
+import { bridge, connectUpstream, sendableCloseCode, upgradeClient, type WsRelayData } from "./ws.ts";
 
 export type EngineState = "starting" | "healthy" | "unhealthy";
 
@@ -28,7 +30,8 @@ export interface RelayOptions {
 
 export class Relay {
   state: EngineState = "starting";
-  server: Server<undefined> | null = null;
+  server: Server<WsRelayData> | null = null;
+  #sockets = new Set<ServerWebSocket<WsRelayData>>();
   readonly startedAt = Date.now();
   #seq = 0;
   #poll: ReturnType<typeof setTimeout> | null = null;
@@ -37,13 +40,37 @@ export class Relay {
 
   constructor(readonly opts: RelayOptions) {}
 
-  listen(hostname: string, port: number): Server<undefined> {
-    this.server = Bun.serve({
+  listen(hostname: string, port: number): Server<WsRelayData> {
+    this.server = Bun.serve<WsRelayData>({
       hostname,
       port,
       idleTimeout: 255,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       fetch: (req, server) => this.#handle(req, server),
+      // WebSocket upgrades (Codex) are relayed frame for frame; the engine behind scans them.
+      websocket: {
+        idleTimeout: 0,
+        maxPayloadLength: 64 * 1024 * 1024,
+        open: (ws) => {
+          this.#sockets.add(ws);
+          bridge(ws, () => {});
+        },
+        message: (ws, msg) => {
+          const up = ws.data.upstream;
+          if (up.readyState === WebSocket.OPEN)
+            up.send(typeof msg === "string" ? msg : (new Uint8Array(msg) as unknown as BufferSource));
+        },
+        close: (ws, code) => {
+          this.#sockets.delete(ws);
+          if (ws.data.closed) return;
+          ws.data.closed = true;
+          try {
+            ws.data.upstream.close(sendableCloseCode(code));
+          } catch {
+            /* gone */
+          }
+        },
+      },
     });
     void this.#check();
     return this.server;
@@ -110,11 +137,13 @@ export class Relay {
     };
   }
 
-  async #handle(req: Request, server: Server<undefined>): Promise<Response> {
+  async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
     const url = new URL(req.url);
     if (url.pathname === "/health" && req.method === "GET") return Response.json(this.health());
     const provider = detectProvider(url.pathname, req.headers);
     if (provider === "unknown") return unknownProviderResponse(req.method, url.pathname);
+    if (req.headers.get("upgrade")?.toLowerCase() === "websocket")
+      return this.#upgrade(req, server, url, provider);
     server.timeout(req, 0);
     const cfg = this.opts.config();
     const body = req.body ? new Uint8Array(await req.arrayBuffer()) : null;
@@ -182,7 +211,92 @@ export class Relay {
     return direct.response;
   }
 
+  async #upgrade(
+    req: Request,
+    server: Server<WsRelayData>,
+    url: URL,
+    provider: Exclude<ReturnType<typeof detectProvider>, "unknown">,
+  ): Promise<Response | undefined> {
+    const cfg = this.opts.config();
+    await this.#waitWhileStarting();
+    const id = `relay-${++this.#seq}`;
+    const headers = new Headers(req.headers);
+    headers.set("x-request-id", id);
+    const ip = server.requestIP(req)?.address;
+    if (ip) headers.set("x-forwarded-for", ip);
+    const timeoutMs = cfg.relay.timeout * 1000;
+    const wsUrl = (base: string, tls: boolean) => {
+      const b = new URL(base);
+      const u = new URL(`${b.origin}${b.pathname.replace(/\/+$/, "")}${url.pathname}${url.search}`);
+      u.protocol = tls ? "wss:" : "ws:";
+      return u.href;
+    };
+    let up: Awaited<ReturnType<typeof connectUpstream>> | null = null;
+    let target = "";
+    if (this.state === "healthy") {
+      target = wsUrl(this.opts.engineUrl, this.opts.engineUrl.startsWith("https:"));
+      up = await connectUpstream(target, headers, this.opts.tls(), timeoutMs);
+      if (!up.ok) this.#setState("unhealthy");
+    }
+    if (!up?.ok) {
+      if (this.opts.failMode === "closed") {
+        const res = providerError(
+          provider,
+          503,
+          "sluice: the inspection engine is unavailable and fail_mode is closed",
+          "bad_gateway",
+        );
+        res.headers.set("retry-after", String(Math.ceil(cfg.relay.health_check_interval)));
+        return res;
+      }
+      const base = cfg.providers[provider].upstream;
+      target = wsUrl(base, !base.startsWith("http:"));
+      up = await connectUpstream(target, req.headers, this.opts.tls(), timeoutMs);
+      if (!up.ok)
+        return providerError(provider, 502, `sluice: upstream WebSocket failed: ${up.error}`, "bad_gateway");
+    }
+    const data: WsRelayData = {
+      kind: "relay",
+      id,
+      provider,
+      target,
+      origin: req.headers.get("origin"),
+      path: url.pathname,
+      headers: req.headers,
+      session: sessionContext({
+        provider,
+        pathname: url.pathname,
+        headers: req.headers,
+        json: undefined,
+        sourceIp: ip ?? null,
+      }),
+      upstream: up.ws,
+      pending: up.early,
+      detachEarly: up.detachEarly,
+      chain: Promise.resolve(),
+      openedAt: Date.now(),
+      framesIn: 0,
+      framesOut: 0,
+      findings: 0,
+      closed: false,
+      closeCode: null,
+    };
+    if (!upgradeClient(req, server, data)) {
+      up.ws.close(1000);
+      return providerError(provider, 502, "sluice: the client's WebSocket upgrade failed", "bad_gateway");
+    }
+    return undefined;
+  }
+
   async stop(): Promise<void> {
+    for (const ws of this.#sockets) {
+      try {
+        ws.close(1001, "sluice shutting down");
+        ws.data.upstream.close(1001);
+      } catch {
+        /* gone */
+      }
+    }
     this.#stopped = true;
     if (this.#poll) clearTimeout(this.#poll);
     for (const w of this.#waiters) w();

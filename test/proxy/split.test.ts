@@ -134,3 +134,43 @@ test("`sluice serve --engine-port` runs engine and relay in one process (combine
   expect(await p.exited).toBe(0);
   expect(p.output).toMatch(/session summary[\s\S]*requests: 1/);
 });
+
+test("WebSocket upgrades (Codex) go through the engine while healthy, straight upstream when fail_mode is open", async () => {
+  up.ws("/v1/responses");
+  const frames: string[] = [];
+  await using engine = await startSluice({
+    upstream: up.url,
+    dashboard: false,
+    hook: (r) => {
+      frames.push(new TextDecoder().decode(r.body));
+      return { action: "pass", findings: [], scanned_bytes: r.body.byteLength };
+    },
+  });
+  const roundTrip = async (base: string, text: string) => {
+    const ws = new WebSocket(`${base.replace("http", "ws")}/v1/responses`, {
+      headers: { authorization: "Bearer sk-x" },
+    } as unknown as string[]);
+    await new Promise((resolve, reject) => {
+      ws.onopen = resolve;
+      ws.onerror = () => reject(new Error("upgrade failed"));
+    });
+    const echoed = new Promise<string>((r) =>
+      ws.addEventListener("message", (e) => r(String(e.data)), { once: true }),
+    );
+    ws.send(text);
+    const got = await echoed;
+    ws.close();
+    return got;
+  };
+  {
+    await using r = await relay(engine.proxyUrl, "closed", { queue_on_startup: 5 });
+    expect(await roundTrip(r.url, "via-engine")).toBe("via-engine");
+    expect(frames).toEqual(["via-engine"]);
+  }
+  {
+    await using r = await relay(`http://127.0.0.1:${freePort()}`, "open");
+    expect(await roundTrip(r.url, "direct")).toBe("direct");
+    expect(frames).toEqual(["via-engine"]);
+    expect(up.wsMessages.at(-1)).toBe("direct");
+  }
+});
