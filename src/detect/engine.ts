@@ -1,13 +1,14 @@
 /**
  * The detection engine: compile RuleDef[] once, then scan text in one pass.
  *
- * Running 60 regexes over a megabyte costs ~20 ms, so rules do not scan the whole text. Each rule's
+ * Running 60 regexes over a megabyte costs 60-90 ms, so rules do not scan the whole text. Each rule's
  * pattern is analysed (regex-ast.ts) for a literal every match must contain — its prefix (`ghp_`,
  * `AKIA`), a required literal (`@`, `.pem`) or its keywords — and one character loop over the text
- * looks up each position's bigram in a 64 K table of those literals. A rule's regex then runs only
- * on a small window around each hit. Rules whose matches start with a digit share one digit-cluster
- * prefilter; the few rules left run over the whole text (user rules in bounded chunks). The same loop
- * collects base64/hex runs for the decoder. Pure: no I/O.
+ * tests each position's hashed trigram against a 32 KB bit set of those literals' trigrams. A rule's
+ * regex then runs only at a verified hit (sticky) or on a small window around it. Rules whose matches
+ * start with a digit share one digit-cluster prefilter; the few rules left run over the whole text
+ * (user rules in bounded chunks). Base64/hex runs for the decoder come from a skipping run finder.
+ * Pure: no I/O.
  */
 import type { RuleDef } from "../core/types.ts";
 import { compilePattern, patternParts } from "./pattern.ts";
@@ -281,10 +282,6 @@ function isPlaceholder(value: string): boolean {
   if (value.length > 200) return false;
   return /(.)\1{5,}/.test(value) || /^[<{$]|your[_-]?(?:api[_-]?)?(?:key|token|secret)|\.{3}/i.test(value);
 }
-
-const B64 = new Uint8Array(256);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-")
-  B64[c.charCodeAt(0)] = 1;
 
 interface State {
   engine: Engine;
