@@ -321,9 +321,6 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
         headers: o.headers,
         tls,
       });
-      const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
-      // Always printed (not subject to --log-level): scripts and tests read the address from it.
-      process.stderr.write(`sluice mcp: listening on ${where} -> ${mode.upstream.href}\n`);
       // A long-running listener reloads its configuration and rules on SIGHUP (one path: load, swap whole
       // or keep the old and say why).
       const reload = () => {
@@ -338,11 +335,16 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
         }
       };
       process.on("SIGHUP", reload);
-      await new Promise<void>((resolve) => {
+      const stopped = new Promise<void>((resolve) => {
         const stop = () => resolve();
         process.once("SIGINT", stop);
         process.once("SIGTERM", stop);
       });
+      // Printed once every handler is in place (not subject to --log-level): scripts and tests read
+      // the address from it.
+      const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
+      process.stderr.write(`sluice mcp: listening on ${where} -> ${mode.upstream.href}\n`);
+      await stopped;
       process.off("SIGHUP", reload);
       await server.stop(true);
       return finish(0);
