@@ -215,6 +215,7 @@ export class McpSession {
       method: req.method,
       tool: typeof params.name === "string" ? params.name : undefined,
       cursor: typeof params.cursor === "string" ? params.cursor : undefined,
+      uri: typeof params.uri === "string" ? params.uri.slice(0, 200) : undefined,
       sentAt: Date.now(),
     });
     if (this.tracker.evicted > this.#lastEvicted && this.tracker.evicted % 1000 === 1) {
@@ -425,6 +426,9 @@ export class McpSession {
           return this.#onToolsList(res, res.result);
         case "tools/call":
           return this.#onToolResult(res, res.result, entry.tool ?? "");
+        case "resources/read":
+          // Resource contents reach the model like tool results do.
+          return this.#scanResult(res, res.result, ["contents"], `resources/read ${entry.uri ?? ""}`, "");
         case "prompts/list":
         case "resources/list":
         case "resources/templates/list":
@@ -654,17 +658,27 @@ export class McpSession {
 
   #onToolResult(res: JsonRpcResponse, result: Record<string, unknown>, tool: string): Step {
     this.#hiddenInResult(result, tool, `mcp:${String(res.id)}`);
+    return this.#scanResult(res, result, ["content", "structuredContent"], `tools/call ${tool}`, tool);
+  }
+
+  /**
+   * Run the detection engine over the text of a result that goes to the model (a tool result, a
+   * resource's contents): block replaces it with a JSON-RPC error, redact rewrites it.
+   */
+  #scanResult(
+    res: JsonRpcResponse,
+    result: Record<string, unknown>,
+    keys: string[],
+    what: string,
+    tool: string,
+  ): Step {
     if (!this.opts.scan) return SAME;
-    const scanned = this.#scanLeaves(
-      { content: result.content, structuredContent: result.structuredContent },
-      "result",
-      `mcp:${String(res.id)}`,
-      `tools/call ${tool} result`,
-    );
+    const pick = (r: Record<string, unknown>) => Object.fromEntries(keys.map((k) => [k, r[k]]));
+    const scanned = this.#scanLeaves(pick(result), "result", `mcp:${String(res.id)}`, `${what} result`);
     if (!scanned) return SAME;
     const { action, findings } = scanned;
     if (action === "block") {
-      const message = `sluice blocked the result of tools/call ${tool}: ${describeFindings(findings.filter((f) => f.action === "block"))}`;
+      const message = `sluice blocked the result of ${what}: ${describeFindings(findings.filter((f) => f.action === "block"))}`;
       this.opts.reporter.event({ kind: "blocked-result", severity: "critical", message, tool });
       return {
         kind: "replace",
@@ -684,15 +698,12 @@ export class McpSession {
     }
     if (action === "redact") {
       const copy = structuredClone(res) as JsonRpcResponse & { result: Record<string, unknown> };
-      this.#redactLeaves(
-        { content: copy.result.content, structuredContent: copy.result.structuredContent },
-        "result",
-        findings,
-      );
+      // The picked object shares its arrays and objects with the copy, so redacting it edits the copy.
+      this.#redactLeaves(pick(copy.result), "result", findings);
       this.opts.reporter.event({
         kind: "redacted",
         severity: "warning",
-        message: `sluice redacted the result of tools/call ${tool}: ${describeFindings(findings)}`,
+        message: `sluice redacted the result of ${what}: ${describeFindings(findings)}`,
         tool,
       });
       return { kind: "replace", value: copy };

@@ -13,6 +13,8 @@ export interface Outstanding {
   tool?: string;
   /** `params.cursor` of a tools/list page. */
   cursor?: string;
+  /** `params.uri` of a resources/read. */
+  uri?: string;
   sentAt: number;
 }
 

@@ -479,3 +479,28 @@ describe("server-controlled text in events", () => {
     for (const l of lines) expect(l).not.toMatch(/[\u001b\u202e]/);
   });
 });
+
+describe("resource contents", () => {
+  test("resources/read contents are scanned like tool results (block and redact)", async () => {
+    for (const action of ["block", "redact"] as const) {
+      const { s } = session({ action });
+      await s.fromClient(
+        '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"file:///app/.env"}}',
+      );
+      const o = await s.fromServer(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 3,
+          result: { contents: [{ uri: "file:///app/.env", text: `KEY=${SECRET}` }] },
+        }),
+      );
+      const out = JSON.parse(o.forward as string);
+      if (action === "block") expect(out.error.message).toContain("resources/read file:///app/.env");
+      else
+        expect(out.result.contents[0]).toEqual({
+          uri: "file:///app/.env",
+          text: "KEY=[REDACTED:aws_access_key]",
+        });
+    }
+  });
+});
