@@ -53,6 +53,8 @@ export interface ScannerStats {
 
 /** Segments shorter than this are scanned every time rather than remembered. */
 const MIN_CACHED = 16;
+/** The cached result of a segment without findings (shared, never mutated). */
+const NO_MATCHES: CachedMatch[] = Object.freeze([]) as unknown as CachedMatch[];
 /** Joins segments for one batched scan; no rule matches across it. */
 const SEP = "\n\u0000\n";
 
@@ -248,7 +250,12 @@ export function createScanner(opts: ScannerOptions): Scanner {
         if (m.end > bounds[k * 2 + 1]!) continue;
         per[todo[k]!]!.push({ ...m, start: m.start - base, end: m.end - base });
       }
-      if (conv) for (const i of todo) if (fps[i] !== null) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
+      if (conv)
+        for (const i of todo) {
+          if (fps[i] === null) continue;
+          if (per[i]!.length === 0) per[i] = NO_MATCHES; // most segments: share one empty list
+          cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
+        }
     }
     return per;
   }
