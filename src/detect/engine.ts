@@ -481,7 +481,9 @@ export function findRuns(text: string, min: number): number[] {
 
 const COUNTED_INDEX = new Int8Array(65536).fill(-1);
 for (let c = 48; c <= 57; c++) COUNTED_INDEX[c] = 0;
-for (let k = 1; k < COUNTED.length; k++) COUNTED_INDEX[COUNTED.charCodeAt(k)] = k;
+for (let k = 1; k < COUNTED.length - 1; k++) COUNTED_INDEX[COUNTED.charCodeAt(k)] = k;
+/** Index of '~' (any separator) in COUNTED. */
+const ANY_SEP = COUNTED.length - 1;
 
 const DIGIT_CLUSTER = /[+(]?\d[\d \-.()+/:a-fA-F]{5,}/g;
 
@@ -521,7 +523,10 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
       const hi = Math.min(text.length, e + 2);
       for (let k = lo; k < hi; k++) {
         const idx = COUNTED_INDEX[text.charCodeAt(k)]!;
-        if (idx >= 0) counts[idx]!++;
+        if (idx >= 0) {
+          counts[idx]!++;
+          if (idx > 0) counts[ANY_SEP]!++;
+        }
       }
       for (const ri of engine.digitRules) {
         const needs = engine.rules[ri]!.needs!;

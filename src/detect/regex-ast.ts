@@ -541,8 +541,9 @@ export function nestedQuantifier(n: Node, source: string): string | null {
   return found ? `${found} in /${source}/` : null;
 }
 
-/** Characters counted by `minCounts`: '#' stands for any digit. */
-export const COUNTED = "#.:-+()/ ";
+/** Characters counted by `minCounts`: '#' stands for any digit, '~' for any of the others. */
+export const COUNTED = "#.:-+()/ ~";
+const SEPARATORS = ".:-+()/ ";
 
 /**
  * The fewest times each counted character must occur in any match ('#' = digits), e.g. an SSN
@@ -558,8 +559,10 @@ export function minCounts(n: Node): Map<string, number> {
       const out = new Map<string, number>();
       if (!n.chars || n.chars.length === 0) return out;
       if (n.chars.every((c) => c >= "0" && c <= "9")) out.set("#", 1);
-      else if (n.chars.length === 1 && COUNTED.includes(n.chars[0]!) && n.chars[0] !== "#")
-        out.set(n.chars[0]!, 1);
+      else if (n.chars.every((c) => SEPARATORS.includes(c))) {
+        out.set("~", 1);
+        if (n.chars.length === 1) out.set(n.chars[0]!, 1);
+      }
       return out;
     }
     case "zero":
