@@ -140,6 +140,20 @@ export class Relay {
   async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
     const url = new URL(req.url);
     if (url.pathname === "/health" && req.method === "GET") return Response.json(this.health());
+    if (url.pathname === "/metrics" && req.method === "GET") {
+      // The engine counts what was scanned; the relay only passes its numbers on.
+      try {
+        const res = await fetch(new URL("/metrics", this.opts.engineUrl), {
+          signal: AbortSignal.timeout(this.opts.config().relay.health_check_timeout * 1000),
+        });
+        return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
+      } catch {
+        return Response.json(
+          { error: { code: "engine_unavailable", message: "engine unreachable" } },
+          { status: 503 },
+        );
+      }
+    }
     const provider = detectProvider(url.pathname, req.headers);
     if (provider === "unknown") return unknownProviderResponse(req.method, url.pathname);
     if (req.headers.get("upgrade")?.toLowerCase() === "websocket")

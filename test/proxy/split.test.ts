@@ -130,6 +130,9 @@ test("`sluice serve --engine-port` runs engine and relay in one process (combine
   expect(up.requests.at(-1)!.headers.get("x-request-id")).toMatch(/^relay-\d+$/);
   const health = (await (await fetch(`${p.proxyUrl}/health`)).json()) as Record<string, unknown>;
   expect(health).toMatchObject({ engine: "healthy", fail_mode: "closed" });
+  const metrics = await fetch(`${p.proxyUrl}/metrics`);
+  expect(metrics.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+  expect(await metrics.text()).toContain('sluice_provider_requests_total{provider="anthropic"} 1');
   p.kill("SIGTERM");
   expect(await p.exited).toBe(0);
   expect(p.output).toMatch(/session summary[\s\S]*requests: 1/);
