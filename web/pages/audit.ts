@@ -256,7 +256,13 @@ export async function auditPage(ctx: PageCtx) {
         mcpBox,
         h("h2", { id: "mcp-title" }, `MCP events (${num(res.total)})`),
         res.events.length === 0
-          ? h("p", { class: "muted" }, "No MCP event yet. Wrap a tool server with `sluice mcp -- <command>`.")
+          ? h(
+              "p",
+              { class: "muted" },
+              "No MCP event yet. Wrap a tool server with ",
+              h("code", null, "sluice mcp -- <command>"),
+              ".",
+            )
           : h(
               "ul",
               { class: "feed", id: "mcp-events" },

@@ -141,7 +141,29 @@ async function sessionDetail(ctx: PageCtx, id: string) {
     h("div", { class: "page-head" }, h("h1", null, "Session ", h("span", { class: "mono" }, id))),
     h(
       "div",
-      { class: "grid main-side", style: "align-items:start" },
+      { class: "stack" },
+      h(
+        "section",
+        { class: "panel", "aria-labelledby": "sc-title" },
+        h("h2", { id: "sc-title" }, "Context"),
+        s
+          ? h(
+              "dl",
+              { class: "kv wide" },
+              kv("Client", s.client),
+              kv("Provider", s.provider),
+              kv("Model", s.model),
+              kv("Account", s.account_id),
+              kv("Device", s.device_id),
+              kv("Project", s.working_directory),
+              kv("Branch", s.git_branch),
+              kv("First seen", when(s.first_seen)),
+              kv("Last seen", when(s.last_seen)),
+              kv("Requests", s.request_count),
+              kv("Findings", s.finding_count),
+            )
+          : h("p", { class: "muted" }, "This session is not among the 100 most recent."),
+      ),
       h(
         "div",
         { class: "stack" },
@@ -241,28 +263,6 @@ async function sessionDetail(ctx: PageCtx, id: string) {
                 ),
               ),
         ),
-      ),
-      h(
-        "aside",
-        { class: "panel" },
-        h("h2", null, "Context"),
-        s
-          ? h(
-              "dl",
-              { class: "kv" },
-              kv("Client", s.client),
-              kv("Provider", s.provider),
-              kv("Model", s.model),
-              kv("Account", s.account_id),
-              kv("Device", s.device_id),
-              kv("Project", s.working_directory),
-              kv("Branch", s.git_branch),
-              kv("First seen", when(s.first_seen)),
-              kv("Last seen", when(s.last_seen)),
-              kv("Requests", s.request_count),
-              kv("Findings", s.finding_count),
-            )
-          : h("p", { class: "muted" }, "This session is not among the 100 most recent."),
       ),
     ),
   );
