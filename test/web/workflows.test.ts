@@ -284,6 +284,34 @@ describe("allowlists, audit and keyboard", () => {
   );
 
   test(
+    "proxy settings: a valid value is saved and reloaded, an invalid one is refused with the reason",
+    async () => {
+      const { page, problems } = await open("pipeline");
+      await page.locator("#proxy-save").waitFor();
+      await page.fill("#cfg-proxy-timeout", "60");
+      await page.click("#proxy-save");
+      await page.locator(".toast", { hasText: "Saved" }).first().waitFor();
+      const cfg = await apiGet<{ proxy: { timeout: number } }>("/config");
+      expect(cfg.proxy.timeout).toBe(60);
+      await page.locator("#config-json", { hasText: '"timeout": 60' }).waitFor();
+
+      await page.fill("#cfg-proxy-timeout", "999");
+      await page.click("#proxy-save");
+      await page.locator(".toast-error").first().waitFor();
+      expect(await page.locator(".toast-error").first().textContent()).toMatch(/timeout/i);
+      expect((await apiGet<{ proxy: { timeout: number } }>("/config")).proxy.timeout).toBe(60);
+      await page.close();
+      // The refused PUT is the one expected 4xx.
+      expect(
+        problems.errors.filter(
+          (e) => !/http 400: PUT .*\/api\/v1\/config/.test(e) && !/status of 400/.test(e),
+        ),
+      ).toEqual([]);
+    },
+    T,
+  );
+
+  test(
     "a mode change made elsewhere shows the passthrough banner live, without a reload",
     async () => {
       const { page, problems } = await open("rules");
