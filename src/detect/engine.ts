@@ -243,7 +243,7 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
     if (slot === 0) continue;
     for (let z = 0; z < 256; z++) {
       if (third[(slot << 8) | z] !== 1) continue;
-      const h = (((key >> 8) * 31 + (key & 255)) * 31 + z) & TRI_MASK;
+      const h = triHash(key >> 8, key & 255, z);
       tri[h >> 5]! |= 1 << (h & 31);
     }
   }
@@ -252,6 +252,8 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
 
 const TRI_MASK = (1 << 18) - 1;
 const TRI_WORDS = 1 << 13;
+/** The rolling trigram hash of the hot loop: ((a << 12) ^ (b << 6) ^ c) over 18 bits. */
+const triHash = (a: number, b: number, c: number) => ((a << 12) ^ (b << 6) ^ c) & TRI_MASK;
 
 /** A match inside the engine: it still holds the raw value, which never leaves the scanner. */
 export interface RawMatch {
@@ -377,14 +379,19 @@ function mainLoop(st: State): void {
   const hits: number[] = [];
   // One pass, one 32 KB bit set: hash each trigram (characters folded to 8 bits) and keep the
   // positions whose trigram may start a literal. Exact checks happen only at those positions.
-  let a = text.charCodeAt(0) & 255;
-  let b = text.charCodeAt(1) & 255;
-  for (let i = 2; i <= n; i++) {
+  // The loop is kept minimal (one shift, xor, mask and bit test per character): it reads every
+  // character of every request. The last position (a literal's third character past the end) is
+  // checked after it.
+  let h = ((text.charCodeAt(0) & 255) << 6) ^ (text.charCodeAt(1) & 255);
+  const last = n - 1;
+  for (let i = 2; i < last; i++) {
+    h = ((h << 6) ^ (text.charCodeAt(i) & 255)) & TRI_MASK;
+    if ((tri[h >> 5]! & (1 << (h & 31))) !== 0) hits.push(i - 2);
+  }
+  for (let i = Math.max(2, last); i <= n; i++) {
     const z = i < n ? text.charCodeAt(i) & 255 : 0;
-    const h = ((a * 31 + b) * 31 + z) & TRI_MASK;
-    if (((tri[h >> 5]! >>> (h & 31)) & 1) === 1) hits.push(i - 2);
-    a = b;
-    b = z;
+    const th = triHash(text.charCodeAt(i - 2) & 255, text.charCodeAt(i - 1) & 255, z);
+    if ((tri[th >> 5]! & (1 << (th & 31))) !== 0) hits.push(i - 2);
   }
   for (let k = 0; k < hits.length; k++) {
     const pos = hits[k]!;
