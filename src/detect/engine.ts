@@ -53,6 +53,12 @@ interface AnchorUse {
   forward: number;
   /** Characters allowed right before the literal (1 = allowed), or null for any. */
   prev: Uint8Array | null;
+  /**
+   * Every character the match can hold before the literal, or null. With it, the match's start is
+   * found by walking back over such characters, and the rule is tried sticky at each candidate start
+   * instead of scanning a window that reaches far past the literal.
+   */
+  before: Uint8Array | null;
 }
 interface AnchorLit {
   lit: string;
@@ -186,7 +192,18 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
             }
           }
         }
-        const use = { rule: index, back: anchor.back + lead, forward, prev };
+        let before: Uint8Array | null = null;
+        if (lead === 0 && !fromKeywords && anchor.before && anchor.before.size > 0 && anchor.back <= 512) {
+          before = new Uint8Array(65536);
+          for (const ch of anchor.before) {
+            before[ch.charCodeAt(0)] = 1;
+            if (ci) {
+              before[ch.toLowerCase().charCodeAt(0)] = 1;
+              before[ch.toUpperCase().charCodeAt(0)] = 1;
+            }
+          }
+        }
+        const use = { rule: index, back: anchor.back + lead, forward, prev, before };
         if (lit.length === 1) {
           let arr = single.get(lit);
           if (!arr) single.set(lit, (arr = []));
@@ -408,9 +425,38 @@ function mainLoop(st: State): void {
         if (pos < st.lastEnd[u.rule]!) continue;
         if (u.prev !== null && (pos === 0 || u.prev[text.charCodeAt(pos - 1)] !== 1)) continue;
         if (u.back === 0) runAt(st, u.rule, pos);
+        else if (u.before !== null) runBefore(st, u, pos);
         else runWindow(st, u.rule, pos - u.back - WINDOW_PAD, pos + u.forward + WINDOW_PAD, pos);
       }
     }
+  }
+}
+
+/**
+ * A literal inside the pattern (`@` of an email, `.pem` of a key file): walk back over the characters
+ * the match can hold before it, then try the rule sticky at each possible start, left to right.
+ */
+function runBefore(st: State, u: AnchorUse, pos: number) {
+  const { text } = st;
+  const before = u.before!;
+  const seg = st.bounds ? segmentAt(st.bounds, pos) : -1;
+  let lim = Math.max(0, pos - u.back, st.lastEnd[u.rule]!);
+  if (seg >= 0) lim = Math.max(lim, st.bounds![seg]!);
+  let s0 = pos;
+  while (s0 > lim && before[text.charCodeAt(s0 - 1)] === 1) s0--;
+  const rule = st.engine.rules[u.rule]!;
+  const re = rule.sticky;
+  for (let s = s0; s <= pos; s++) {
+    if (st.counts[u.rule]! >= MAX_MATCHES_PER_RULE) return;
+    re.lastIndex = s;
+    const m = re.exec(text);
+    if (m === null || m[0].length === 0) continue;
+    if (seg >= 0 && s + m[0].length > st.bounds![seg + 1]!) {
+      runWindow(st, u.rule, s, st.bounds![seg + 1]!, pos); // crossed into the next segment: retry clamped
+      return;
+    }
+    record(st, u.rule, rule, m, 0);
+    return;
   }
 }
 
@@ -510,9 +556,12 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
   for (const [ch, uses] of engine.single) {
     let p = text.indexOf(ch);
     while (p !== -1) {
-      for (const u of uses)
-        if (p >= st.lastEnd[u.rule]!)
-          runWindow(st, u.rule, p - u.back - WINDOW_PAD, p + u.forward + WINDOW_PAD, p);
+      for (const u of uses) {
+        if (p < st.lastEnd[u.rule]!) continue;
+        if (u.prev !== null && (p === 0 || u.prev[text.charCodeAt(p - 1)] !== 1)) continue;
+        if (u.before !== null) runBefore(st, u, p);
+        else runWindow(st, u.rule, p - u.back - WINDOW_PAD, p + u.forward + WINDOW_PAD, p);
+      }
       p = text.indexOf(ch, p + 1);
     }
   }

@@ -354,6 +354,35 @@ export interface Anchor {
   forward: number;
   /** For a literal inside the pattern: the characters that can stand right before it, when known. */
   prev?: Set<string> | null;
+  /** Every character the part of a match before the literal can contain, when known. */
+  before?: Set<string> | null;
+}
+
+/** Every character a match of `n` can contain (null when unknown). */
+function allChars(n: Node): Set<string> | null {
+  switch (n.t) {
+    case "char": {
+      const s = n.chars ?? n.set;
+      return s ? new Set(s) : null;
+    }
+    case "zero":
+      return new Set();
+    case "backref":
+      return null;
+    case "group":
+    case "quant":
+      return allChars(n.node);
+    case "alt":
+    case "seq": {
+      const out = new Set<string>();
+      for (const b of n.t === "alt" ? n.branches : n.items) {
+        const l = allChars(b);
+        if (!l) return null;
+        for (const c of l) out.add(c);
+      }
+      return out;
+    }
+  }
 }
 
 /** The characters a match of `n` can end with (null when unknown or unbounded). */
@@ -481,6 +510,7 @@ export function findAnchor(n: Node, rareSingle = "@%\\"): Anchor | null {
             back,
             forward: Number.isFinite(fwd) ? fwd : Number.isFinite(total) ? total : Infinity,
             prev: k > 0 ? charsBefore(items, k) : null,
+            before: k > 0 ? allChars({ t: "seq", items: items.slice(0, k) }) : null,
           };
         }
       }
