@@ -53,7 +53,7 @@ export interface ScannerStats {
 
 /** Segments shorter than this are scanned every time rather than remembered. */
 const MIN_CACHED = 16;
-/** The cached result of a segment without findings (shared, never mutated). */
+/** The result of a segment without findings: most segments share this one frozen list. */
 const NO_MATCHES: CachedMatch[] = Object.freeze([]) as unknown as CachedMatch[];
 /** Joins segments for one batched scan; no rule matches across it. */
 const SEP = "\n\u0000\n";
@@ -231,7 +231,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
         bounds.push(at, at + t.length);
         parts.push(t);
         at += t.length + SEP.length;
-        per[i] = [];
+        per[i] = NO_MATCHES;
       }
       const joined = parts.length === 1 ? parts[0]! : parts.join(SEP);
       counters.segments_scanned += todo.length;
@@ -248,14 +248,11 @@ export function createScanner(opts: ScannerOptions): Scanner {
         const k = lo;
         const base = bounds[k * 2]!;
         if (m.end > bounds[k * 2 + 1]!) continue;
-        per[todo[k]!]!.push({ ...m, start: m.start - base, end: m.end - base });
+        const i = todo[k]!;
+        if (per[i] === NO_MATCHES) per[i] = [];
+        per[i]!.push({ ...m, start: m.start - base, end: m.end - base });
       }
-      if (conv)
-        for (const i of todo) {
-          if (fps[i] === null) continue;
-          if (per[i]!.length === 0) per[i] = NO_MATCHES; // most segments: share one empty list
-          cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
-        }
+      if (conv) for (const i of todo) if (fps[i] !== null) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
     }
     return per;
   }
