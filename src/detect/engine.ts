@@ -14,6 +14,7 @@ import type { RuleDef } from "../core/types.ts";
 import { compilePattern, patternParts } from "./pattern.ts";
 import {
   type Anchor,
+  allChars,
   COUNTED,
   findAnchor,
   firstChars,
@@ -45,6 +46,8 @@ export interface CompiledRule {
   trusted: boolean;
   /** For digit-triggered rules: the fewest of each COUNTED character a match needs. */
   needs: Int32Array | null;
+  /** For digit-triggered rules: whether a match can contain letters (an IPv6 address can). */
+  letters: boolean;
 }
 
 interface AnchorUse {
@@ -217,12 +220,15 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
     if (trigger === "digits") digitRules.push(index);
     if (trigger === "full") fullRules.push(index);
     let needs: Int32Array | null = null;
+    let letters = true;
     if (trigger === "digits" && ast) {
+      const chars = allChars(ast);
+      letters = chars === null || [...chars].some((ch) => /[A-Za-z]/.test(ch));
       const mc = minCounts(ast);
       needs = new Int32Array(COUNTED.length);
       for (let k = 0; k < COUNTED.length; k++) needs[k] = mc.get(COUNTED[k]!) ?? 0;
     }
-    rules.push({ def, re, sticky, trigger, anchor, keywords, trusted: trusted(def), needs });
+    rules.push({ def, re, sticky, trigger, anchor, keywords, trusted: trusted(def), needs, letters });
   }
 
   const bigram = new Uint16Array(65536);
@@ -568,27 +574,43 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
   if (engine.digitRules.length > 0) {
     DIGIT_CLUSTER.lastIndex = 0;
     const counts = new Int32Array(COUNTED.length);
+    // Counts of the best letter-free stretch, for rules whose matches hold no letters: a git SHA
+    // in parentheses has digits, but never fifteen of them between two letters.
+    const stretch = new Int32Array(COUNTED.length);
+    const best = new Int32Array(COUNTED.length);
     let m: RegExpExecArray | null;
     while ((m = DIGIT_CLUSTER.exec(text)) !== null) {
       const s = m.index;
       const e = s + m[0].length;
       // Count the cluster's digits and separators (with a little context) once, then run only the
-      // rules whose matches could fit: an SSN needs nine digits and two '-', a card thirteen digits.
+      // rules whose matches could fit: an SSN needs nine digits and two '-', a card fifteen digits.
       counts.fill(0);
+      stretch.fill(0);
+      best.fill(0);
       const lo = Math.max(0, s - 2);
       const hi = Math.min(text.length, e + 2);
       for (let k = lo; k < hi; k++) {
         const idx = COUNTED_INDEX[text.charCodeAt(k)]!;
         if (idx >= 0) {
           counts[idx]!++;
-          if (idx > 0) counts[ANY_SEP]!++;
+          stretch[idx]!++;
+          if (idx > 0) {
+            counts[ANY_SEP]!++;
+            stretch[ANY_SEP]!++;
+          }
+        } else {
+          for (let q = 0; q < best.length; q++) if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
+          stretch.fill(0);
         }
       }
+      for (let q = 0; q < best.length; q++) if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
       for (const ri of engine.digitRules) {
-        const needs = engine.rules[ri]!.needs!;
+        const rule = engine.rules[ri]!;
+        const needs = rule.needs!;
+        const have = rule.letters ? counts : best;
         let fits = true;
         for (let k = 0; k < needs.length; k++)
-          if (counts[k]! < needs[k]!) {
+          if (have[k]! < needs[k]!) {
             fits = false;
             break;
           }

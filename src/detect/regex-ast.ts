@@ -359,7 +359,7 @@ export interface Anchor {
 }
 
 /** Every character a match of `n` can contain (null when unknown). */
-function allChars(n: Node): Set<string> | null {
+export function allChars(n: Node): Set<string> | null {
   switch (n.t) {
     case "char": {
       const s = n.chars ?? n.set;
