@@ -58,6 +58,8 @@ export interface ForwardResult {
   response: Response;
   /** Settles when the response body has been fully relayed (or failed). */
   done: Promise<ForwardOutcome>;
+  /** Set when sluice answered itself because the upstream could not be reached or timed out. */
+  failure?: string;
 }
 
 const NOTHING_SENT = new Set([
@@ -101,6 +103,7 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
     return {
       response: providerError(provider, status, message, kind),
       done: Promise.resolve({ status: null, error, responseBytes: 0 }),
+      failure: error,
     };
   };
 

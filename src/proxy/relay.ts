@@ -190,9 +190,9 @@ export class Relay {
         pool: this.opts.pool(),
         log: this.opts.log,
       });
-      // The engine went away between two health checks: fall through to fail_mode.
-      const failed = result.response.headers.get("x-sluice") === "1" && result.response.status === 502;
-      if (!failed) return result.response;
+      // The engine went away between two health checks: fall through to fail_mode. (A 502 the engine
+      // itself answered, for an unreachable provider, is passed on as it is.)
+      if (!result.failure) return result.response;
       this.#setState("unhealthy");
     }
     if (this.opts.failMode === "closed") {

@@ -177,3 +177,20 @@ test("WebSocket upgrades (Codex) go through the engine while healthy, straight u
     expect(up.wsMessages.at(-1)).toBe("direct");
   }
 });
+
+test("a 502 the engine answers itself (provider unreachable) is passed on; the engine stays healthy", async () => {
+  const dead = `https://127.0.0.1:${freePort()}`;
+  await using engine = await startSluice({
+    dashboard: false,
+    config: { proxy: { retries: 0 }, providers: { anthropic: { upstream: dead } } },
+  });
+  await using r = await relay(engine.proxyUrl, "open", { queue_on_startup: 5 });
+  const before = up.requests.length;
+  const res = await send(r.url);
+  expect(res.status).toBe(502);
+  expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
+    "could not reach upstream",
+  );
+  expect(r.relay.state).toBe("healthy");
+  expect(up.requests.length).toBe(before);
+});
