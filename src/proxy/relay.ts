@@ -8,7 +8,7 @@
 import type { Server, ServerWebSocket } from "bun";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
-import { detectProvider } from "./detect.ts";
+import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { providerError, unknownProviderResponse } from "./errors.ts";
 import { forward, type UpstreamTls } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
@@ -163,9 +163,9 @@ export class Relay {
     const body = req.body ? new Uint8Array(await req.arrayBuffer()) : null;
     await this.#waitWhileStarting();
     const id = `relay-${++this.#seq}`;
-    const streaming = /"stream"\s*:\s*true/.test(
-      body ? new TextDecoder().decode(body.subarray(0, 4096)) : "",
-    );
+    const streaming =
+      isStreamingRequest(url.pathname, url.search, undefined) ||
+      /"stream"\s*:\s*true/.test(body ? new TextDecoder().decode(body) : "");
     const timers = {
       headersMs: cfg.relay.timeout * 1000,
       idleMs: cfg.relay.timeout * 1000,
