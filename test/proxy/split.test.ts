@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { ScanRequest } from "../../src/core/hook.ts";
 import { startRelay } from "../../src/runtime/relay.ts";
 import { freePort, runSluice, spawnSluice, startSluice, writeTestConfig } from "../helpers/sluice.ts";
-import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { json, type SseControl, sse, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 let up: Upstream;
 beforeAll(async () => {
@@ -193,4 +193,36 @@ test("a 502 the engine answers itself (provider unreachable) is passed on; the e
   );
   expect(r.relay.state).toBe("healthy");
   expect(up.requests.length).toBe(before);
+});
+
+test("SSE through relay and engine still arrives chunk by chunk", async () => {
+  let ctl!: SseControl;
+  const started = new Promise<void>((r) =>
+    up.on("POST", "/v1/chat/completions", () => {
+      ctl = sse();
+      r();
+      return ctl.response();
+    }),
+  );
+  await using engine = await startSluice({ upstream: up.url, dashboard: false });
+  await using r = await relay(engine.proxyUrl, "closed", { queue_on_startup: 5 });
+  const resP = fetch(`${r.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: "Bearer sk-x", "content-type": "application/json" },
+    body: JSON.stringify({
+      model: "m",
+      messages: [{ role: "user", content: "x".repeat(10_000) }],
+      stream: true,
+    }),
+  });
+  await started;
+  ctl.send("data: one\n\n");
+  const res = await resP;
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  expect(dec.decode((await reader.read()).value)).toBe("data: one\n\n");
+  ctl.send("data: two\n\n");
+  expect(dec.decode((await reader.read()).value)).toBe("data: two\n\n");
+  ctl.end();
+  expect((await reader.read()).done).toBe(true);
 });
