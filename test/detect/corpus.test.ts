@@ -7,6 +7,7 @@ import { defaultConfig } from "../../src/config/schema.ts";
 import type { Finding } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { createScanner } from "../../src/policy/scanner.ts";
+import { corpus } from "../bench/engine.bench.ts";
 import { negatives, positives } from "../corpus/corpus.ts";
 
 const rules = loadBuiltinRules();
@@ -70,4 +71,19 @@ test("precision and recall per family are at least 0.95", () => {
     expect(Number(r.precision)).toBeGreaterThanOrEqual(0.95);
     expect(Number(r.recall)).toBeGreaterThanOrEqual(0.95);
   }
+});
+
+test("real text: ~3 MB of installed dependencies' sources and READMEs raise no secret findings", () => {
+  // The same fixed inputs as the engine bench: real code and prose that mention keys, tokens,
+  // passwords, URLs and numbers all the time, and contain no credential.
+  const { prose, code } = corpus();
+  const text = [...prose, ...code].join("\n");
+  expect(text.length).toBeGreaterThan(1_000_000);
+  const found = scanner.scanText(text, "node_modules");
+  console.log(
+    `real text: ${(text.length / 1e6).toFixed(1)} MB, findings: ${found.map((f) => `${f.rule} ${f.preview}`).join("; ") || "none"}`,
+  );
+  expect(found.filter((f) => f.detector === "secrets")).toEqual([]);
+  // What remains are true mentions (a client-cert .pem path in an SDK README, a sample email).
+  expect(found.length).toBeLessThanOrEqual(5);
 });
