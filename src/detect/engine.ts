@@ -94,7 +94,7 @@ export interface Engine {
 /** Characters a match may extend past a window's estimate, and the cap for unbounded patterns. */
 const WINDOW_PAD = 64;
 const MAX_FORWARD = 4096;
-const KEYWORD_BACK = 256;
+export const KEYWORD_BACK = 256;
 const KEYWORD_FORWARD = 320;
 /** No rule produces more than this many matches in one scan: a bound on per-rule work. */
 export const MAX_MATCHES_PER_RULE = 1000;
@@ -303,7 +303,7 @@ export function shannonEntropy(s: string): number {
 }
 
 /** Values that are obviously placeholders (`xxxxxxxx`, `********`, `<your-key>`). */
-function isPlaceholder(value: string): boolean {
+export function isPlaceholder(value: string): boolean {
   if (value.length > 200) return false;
   return /(.)\1{5,}/.test(value) || /^[<{$]|your[_-]?(?:api[_-]?)?(?:key|token|secret)|\.{3}/i.test(value);
 }
