@@ -86,3 +86,45 @@ test("real text with values planted at random places: same findings as the naive
     expect(fast(text)).toEqual(naive(text));
   }
 });
+
+test("segments joined with bounds find what each segment finds alone (decoding on)", () => {
+  const enc = {
+    base64: true,
+    hex: true,
+    url: true,
+    unicode: true,
+    max_depth: 2,
+    min_decoded_length: 8,
+    max_decoded_length: 10000,
+  };
+  const segs = [
+    ...positives().map((p) => p.text),
+    ...negatives().map((n) => n.text),
+    Buffer.from(`token ${positives()[2]!.text}`).toString("base64"),
+    "aws_secret_access_key is mentioned here",
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+  ];
+  const sep = "\n\u0000\n";
+  const bounds: number[] = [];
+  let at = 0;
+  for (const s of segs) {
+    bounds.push(at, at + s.length);
+    at += s.length + sep.length;
+  }
+  const joined = scanText(engine, segs.join(sep), { encoding: enc, bounds })
+    .map((m) => {
+      let k = 0;
+      while (k + 1 < segs.length && bounds[(k + 1) * 2]! <= m.start) k++;
+      return `${k}:${m.rule.name}@${m.start - bounds[k * 2]!}-${m.end - bounds[k * 2]!}:${m.decoded}`;
+    })
+    .sort();
+  const alone = segs
+    .flatMap((s, k) =>
+      scanText(engine, s, { encoding: enc }).map(
+        (m) => `${k}:${m.rule.name}@${m.start}-${m.end}:${m.decoded}`,
+      ),
+    )
+    .sort();
+  expect(joined).toEqual(alone);
+  expect(alone.length).toBeGreaterThan(50);
+});
