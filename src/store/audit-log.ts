@@ -11,7 +11,7 @@ import { rotate, sanitizeLine } from "../core/log.ts";
 export const AUDIT_FILE = "audit.jsonl";
 
 /** Keys an audit line may carry; anything else an event holds is left out. */
-const AUDIT_KEYS = [
+export const AUDIT_KEYS = [
   "ts",
   "request_id",
   "provider",

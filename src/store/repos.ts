@@ -4,6 +4,7 @@
  */
 import type { Database, SQLQueryBindings } from "bun:sqlite";
 import type { RuleDef } from "../core/types.ts";
+import { AUDIT_KEYS } from "./audit-log.ts";
 
 type Row = Record<string, unknown>;
 type Params = SQLQueryBindings[];
@@ -34,7 +35,8 @@ export interface FindingFilter {
   since_id?: number;
 }
 
-const FINDING_COLUMNS = [
+/** A finding's columns as the API lists them and exports write them, in order. */
+export const FINDING_FIELDS = [
   "id",
   "ts",
   "last_seen",
@@ -47,7 +49,7 @@ const FINDING_COLUMNS = [
   "client",
   "path",
   "start",
-  '"end"',
+  "end",
   "preview",
   "description",
   "decoded",
@@ -65,7 +67,8 @@ const FINDING_COLUMNS = [
   "seen_count",
   "content_hash",
   "value_hash",
-].join(", ");
+];
+const FINDING_COLUMNS = FINDING_FIELDS.map((c) => (c === "end" ? '"end"' : c)).join(", ");
 
 function findingWhere(f: FindingFilter, now = Date.now()): { sql: string; params: Params } {
   const parts: string[] = [];
@@ -335,8 +338,9 @@ export interface AuditFilter {
   days?: number;
 }
 
-const AUDIT_COLUMNS =
-  "id, ts, request_id, provider, client, model, method, path, action, finding_count, bytes, duration_ms, upstream_status, session_id, account_id, mode, error";
+/** An audit row's columns: its id, then the keys of an audit line. */
+export const AUDIT_FIELDS = ["id", ...AUDIT_KEYS];
+const AUDIT_COLUMNS = AUDIT_FIELDS.join(", ");
 
 function auditWhere(f: AuditFilter): { sql: string; params: Params } {
   const parts: string[] = [];

@@ -4,64 +4,11 @@
  */
 import type { Elysia } from "elysia";
 import { ACTIONS, DETECTORS, PROVIDERS, SEVERITIES } from "../../core/types.ts";
-import type { AuditFilter, FindingFilter } from "../../store/repos.ts";
+import { AUDIT_FIELDS, type AuditFilter, FINDING_FIELDS, type FindingFilter } from "../../store/repos.ts";
 import type { Ctx } from "../context.ts";
 import { enumParam, exportResponse, intParam, notFound, optionalInt, type Query, strParam } from "../http.ts";
 
 const PROVIDER_LABELS = [...PROVIDERS, "unknown"] as const;
-
-export const FINDING_EXPORT_COLUMNS = [
-  "id",
-  "ts",
-  "last_seen",
-  "severity",
-  "detector",
-  "finding_type",
-  "rule",
-  "action",
-  "provider",
-  "client",
-  "path",
-  "start",
-  "end",
-  "preview",
-  "description",
-  "decoded",
-  "request_id",
-  "transport",
-  "session_id",
-  "account_id",
-  "device_id",
-  "source_ip",
-  "working_directory",
-  "git_branch",
-  "os_platform",
-  "client_name",
-  "model",
-  "seen_count",
-  "content_hash",
-  "value_hash",
-];
-
-export const AUDIT_EXPORT_COLUMNS = [
-  "id",
-  "ts",
-  "request_id",
-  "provider",
-  "client",
-  "model",
-  "method",
-  "path",
-  "action",
-  "finding_count",
-  "bytes",
-  "duration_ms",
-  "upstream_status",
-  "session_id",
-  "account_id",
-  "mode",
-  "error",
-];
 
 export function findingFilter(q: Query): FindingFilter {
   return {
@@ -101,12 +48,7 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
   });
   app.get("/api/v1/findings/export", ({ query }) => {
     const fmt = format(query);
-    return exportResponse(
-      store.findings.iterate(findingFilter(query)),
-      fmt,
-      "findings",
-      FINDING_EXPORT_COLUMNS,
-    );
+    return exportResponse(store.findings.iterate(findingFilter(query)), fmt, "findings", FINDING_FIELDS);
   });
   app.get("/api/v1/findings/:id", ({ params }) => {
     const id = /^\d+$/.test(params.id) ? Number(params.id) : Number.NaN;
@@ -155,7 +97,7 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
   });
   app.get("/api/v1/audit/export", ({ query }) => {
     const fmt = format(query);
-    return exportResponse(store.audit.iterate(auditFilter(query)), fmt, "audit", AUDIT_EXPORT_COLUMNS);
+    return exportResponse(store.audit.iterate(auditFilter(query)), fmt, "audit", AUDIT_FIELDS);
   });
 
   app.get("/api/v1/ws/connections", ({ query }) => {
