@@ -71,9 +71,7 @@ export const FINDING_FIELDS = [
 const FINDING_COLUMNS = FINDING_FIELDS.map((c) => (c === "end" ? '"end"' : c)).join(", ");
 
 function findingWhere(f: FindingFilter, now = Date.now()): { sql: string; params: Params } {
-  const parts: string[] = [];
-  const params: Params = [];
-  for (const k of [
+  const { parts, params } = equalities(f, [
     "severity",
     "detector",
     "action",
@@ -83,13 +81,7 @@ function findingWhere(f: FindingFilter, now = Date.now()): { sql: string; params
     "session_id",
     "account_id",
     "rule",
-  ] as const) {
-    const v = f[k];
-    if (v !== undefined) {
-      parts.push(`${k} = ?`);
-      params.push(v);
-    }
-  }
+  ]);
   if (f.days !== undefined) {
     parts.push("ts_ms >= ?");
     params.push(sinceDays(f.days, now));
@@ -122,19 +114,8 @@ export class FindingsRepo {
   }
 
   /** Every matching finding, newest first, a page at a time (exports stream this). */
-  *iterate(f: FindingFilter, pageSize = 1000): Generator<Row> {
-    const { sql, params } = findingWhere(f);
-    let beforeId = Number.MAX_SAFE_INTEGER;
-    const q = this.db.query(
-      `SELECT ${FINDING_COLUMNS} FROM findings ${sql ? `${sql} AND` : "WHERE"} id < ? ORDER BY id DESC LIMIT ?`,
-    );
-    for (;;) {
-      const rows = q.all(...params, beforeId, pageSize) as Row[];
-      if (rows.length === 0) return;
-      yield* rows;
-      beforeId = rows[rows.length - 1]!.id as number;
-      if (rows.length < pageSize) return;
-    }
+  iterate(f: FindingFilter, pageSize = 1000): Generator<Row> {
+    return newestFirst(this.db, `SELECT ${FINDING_COLUMNS} FROM findings`, findingWhere(f), pageSize);
   }
 
   get(id: number): Row | null {
@@ -343,15 +324,7 @@ export const AUDIT_FIELDS = ["id", ...AUDIT_KEYS];
 const AUDIT_COLUMNS = AUDIT_FIELDS.join(", ");
 
 function auditWhere(f: AuditFilter): { sql: string; params: Params } {
-  const parts: string[] = [];
-  const params: Params = [];
-  for (const k of ["action", "provider", "client", "session_id"] as const) {
-    const v = f[k];
-    if (v !== undefined) {
-      parts.push(`${k} = ?`);
-      params.push(v);
-    }
-  }
+  const { parts, params } = equalities(f, ["action", "provider", "client", "session_id"]);
   if (f.days !== undefined) {
     parts.push("ts_ms >= ?");
     params.push(sinceDays(f.days));
@@ -378,19 +351,8 @@ export class AuditRepo {
     return { entries, total };
   }
 
-  *iterate(f: AuditFilter, pageSize = 1000): Generator<Row> {
-    const { sql, params } = auditWhere(f);
-    let beforeId = Number.MAX_SAFE_INTEGER;
-    const q = this.db.query(
-      `SELECT ${AUDIT_COLUMNS} FROM audit ${sql ? `${sql} AND` : "WHERE"} id < ? ORDER BY id DESC LIMIT ?`,
-    );
-    for (;;) {
-      const rows = q.all(...params, beforeId, pageSize) as Row[];
-      if (rows.length === 0) return;
-      yield* rows;
-      beforeId = rows[rows.length - 1]!.id as number;
-      if (rows.length < pageSize) return;
-    }
+  iterate(f: AuditFilter, pageSize = 1000): Generator<Row> {
+    return newestFirst(this.db, `SELECT ${AUDIT_COLUMNS} FROM audit`, auditWhere(f), pageSize);
   }
 
   count(): number {
@@ -490,14 +452,7 @@ export class RulesRepo {
   }
 
   list(f: RuleFilter, limit: number, offset: number): { rules: RuleRecord[]; total: number } {
-    const parts: string[] = [];
-    const params: Params = [];
-    for (const k of ["detector", "tier", "severity", "source"] as const) {
-      if (f[k] !== undefined) {
-        parts.push(`${k} = ?`);
-        params.push(f[k]!);
-      }
-    }
+    const { parts, params } = equalities(f, ["detector", "tier", "severity", "source"]);
     if (f.enabled !== undefined) {
       parts.push("enabled = ?");
       params.push(f.enabled ? 1 : 0);
@@ -792,4 +747,38 @@ export class McpRepo {
 /** A LIKE operand that matches `text` literally (`%`, `_` and `\` escaped; used with ESCAPE '\'). */
 function likeEscape(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+type Where = { parts: string[]; params: Params };
+
+/** `key = ?` for each of `keys` that `f` sets. */
+function equalities<F extends object>(f: F, keys: (keyof F & string)[]): Where {
+  const parts: string[] = [];
+  const params: Params = [];
+  for (const k of keys) {
+    const v = f[k];
+    if (v !== undefined) {
+      parts.push(`${k} = ?`);
+      params.push(v as SQLQueryBindings);
+    }
+  }
+  return { parts, params };
+}
+
+/** Every row of `select` (`SELECT … FROM t`) under `where`, by descending id, a page at a time. */
+function* newestFirst(
+  db: Database,
+  select: string,
+  { sql, params }: { sql: string; params: Params },
+  pageSize: number,
+): Generator<Row> {
+  const q = db.query(`${select} ${sql ? `${sql} AND` : "WHERE"} id < ? ORDER BY id DESC LIMIT ?`);
+  let beforeId = Number.MAX_SAFE_INTEGER;
+  for (;;) {
+    const rows = q.all(...params, beforeId, pageSize) as Row[];
+    if (rows.length === 0) return;
+    yield* rows;
+    beforeId = rows[rows.length - 1]!.id as number;
+    if (rows.length < pageSize) return;
+  }
 }
