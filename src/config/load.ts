@@ -185,6 +185,19 @@ export function checkSemantics(config: Config): void {
   }
 }
 
+/** TLS settings for upstream connections (proxy, WebSocket relay, MCP): `proxy.ca_bundle`, `proxy.verify_ssl`. */
+export interface UpstreamTls {
+  ca?: string[];
+  rejectUnauthorized: boolean;
+}
+
+/** The upstream TLS settings of a configuration (reads the CA bundle). Throws ConfigError when unreadable. */
+export function upstreamTls(config: Config): UpstreamTls {
+  const tls: UpstreamTls = { rejectUnauthorized: config.proxy.verify_ssl };
+  if (config.proxy.ca_bundle) tls.ca = readCaBundle(config.proxy.ca_bundle);
+  return tls;
+}
+
 /** The PEM certificates of a bundle file or of every file in a directory. Throws ConfigError when unreadable. */
 export function readCaBundle(path: string): string[] {
   let st: ReturnType<typeof statSync>;

@@ -3,17 +3,10 @@
  * JSON-RPC on stdio; sluice speaks Streamable HTTP to the server (POST per message, JSON or SSE
  * answers, a GET SSE stream for server-initiated messages), keeping `Mcp-Session-Id`.
  */
+import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import {
-  forwardText,
-  isInitialize,
-  oneLine,
-  requestIds,
-  tlsInit,
-  transportError,
-  type UpstreamTls,
-} from "./http-common.ts";
+import { forwardText, isInitialize, oneLine, requestIds, tlsInit, transportError } from "./http-common.ts";
 import { idKey } from "./jsonrpc.ts";
 import { SseParser } from "./sse.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";

@@ -1,15 +1,10 @@
 /**
  * Header hygiene and message helpers shared by the HTTP bridge and the HTTP reverse proxy.
  */
+import type { UpstreamTls } from "../config/load.ts";
 import type { McpSession, Outcome } from "./core.ts";
 import { classify, type JsonRpcId } from "./jsonrpc.ts";
 import { SseParser, sseEvent } from "./sse.ts";
-
-/** TLS settings for the upstream: `proxy.ca_bundle` and `proxy.verify_ssl`. */
-export interface UpstreamTls {
-  ca?: string[];
-  rejectUnauthorized: boolean;
-}
 
 /** The fetch options that carry UpstreamTls (nothing when defaults apply). */
 export function tlsInit(tls: UpstreamTls | undefined): { tls?: UpstreamTls } {

@@ -3,7 +3,7 @@
  * there is one, and runs the mode the flags ask for with one security core (McpSession) per session.
  */
 import { join } from "node:path";
-import { loadConfig, readCaBundle } from "../config/load.ts";
+import { loadConfig, upstreamTls } from "../config/load.ts";
 import type { Config, CustomRuleConfig } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
 import { type Level, Logger } from "../core/log.ts";
@@ -18,7 +18,6 @@ import { type BaselineStore, StoreBaselines } from "./drift.ts";
 import { filterEnv } from "./env.ts";
 import { Reporter } from "./events.ts";
 import { runHttpBridge } from "./http-bridge.ts";
-import type { UpstreamTls } from "./http-common.ts";
 import { startReverseProxy } from "./reverse.ts";
 import { runStdio } from "./stdio.ts";
 import { runWsBridge } from "./ws-bridge.ts";
@@ -207,10 +206,7 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     return passthrough;
   };
 
-  const tls: UpstreamTls = {
-    ca: config.proxy.ca_bundle ? readCaBundle(config.proxy.ca_bundle) : undefined,
-    rejectUnauthorized: config.proxy.verify_ssl,
-  };
+  const tls = upstreamTls(config);
   const serverId = serverIdFor(mode, o.name);
   const baselines = baselinesFor(store, loaded.configDir);
   const poisonAction = (): Action =>

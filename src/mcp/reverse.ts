@@ -4,17 +4,10 @@
  * passes the security core, one core per `Mcp-Session-Id`.
  */
 import type { Server } from "bun";
+import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import {
-  cleanHeaders,
-  filterSse,
-  forwardText,
-  requestIds,
-  tlsInit,
-  transportError,
-  type UpstreamTls,
-} from "./http-common.ts";
+import { cleanHeaders, filterSse, forwardText, requestIds, tlsInit, transportError } from "./http-common.ts";
 
 export interface ReverseOptions {
   host: string;

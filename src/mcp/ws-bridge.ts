@@ -2,9 +2,11 @@
  * Mode 4, WebSocket bridge: `sluice mcp --upstream ws(s)://…`. The client speaks newline-delimited
  * JSON-RPC on stdio; each message travels as one text frame (subprotocol `mcp`) to the server.
  */
+
+import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import { forwardText, oneLine, tlsInit, type UpstreamTls } from "./http-common.ts";
+import { forwardText, oneLine, tlsInit } from "./http-common.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
 
 export interface WsBridgeOptions {

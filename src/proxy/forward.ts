@@ -4,16 +4,12 @@
  * nothing reached the upstream or a pooled connection was stale (the retry bypasses the pool), and SSE
  * relayed chunk by chunk. Upstream failures become the provider's 502/504 shape, never a hang.
  */
+import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProviderLabel } from "../core/types.ts";
 import { providerError } from "./errors.ts";
 import { clientResponseHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
-
-export interface UpstreamTls {
-  ca?: string[];
-  rejectUnauthorized: boolean;
-}
 
 export interface Timers {
   /** Until response headers arrive (connect + TLS + upstream think time), ms. */

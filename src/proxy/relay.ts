@@ -6,11 +6,12 @@
  * The engine is healthy only while its `GET /health` answers 200 within `health_check_timeout`.
  */
 import type { Server, ServerWebSocket } from "bun";
+import type { UpstreamTls } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { providerError, unknownProviderResponse } from "./errors.ts";
-import { forward, type UpstreamTls } from "./forward.ts";
+import { forward } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { sessionContext } from "./session.ts";

@@ -4,6 +4,7 @@
  * needs comes in through `ProxyDeps`, read on every request so that reloads apply at once.
  */
 import type { Server, ServerWebSocket } from "bun";
+import type { UpstreamTls } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Bus } from "../core/bus.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
@@ -13,7 +14,7 @@ import type { Action, Provider, ProviderLabel, SessionContext } from "../core/ty
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
-import { forward, timersFor, type UpstreamTls } from "./forward.ts";
+import { forward, timersFor } from "./forward.ts";
 import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { scanGuarded } from "./scan.ts";

@@ -4,8 +4,8 @@
  * request-scanning hook first (in order), and a block closes both sides with 1008 (policy violation).
  */
 import type { Server, ServerWebSocket } from "bun";
+import type { UpstreamTls } from "../config/load.ts";
 import type { ProviderLabel, SessionContext } from "../core/types.ts";
-import type { UpstreamTls } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 
 export interface WsRelayData {

@@ -18,7 +18,8 @@ import {
   diffConfig,
   type LoadedConfig,
   loadConfig,
-  readCaBundle,
+  type UpstreamTls,
+  upstreamTls,
 } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import { STANDALONE, VERSION } from "../core/build-info.ts";
@@ -32,7 +33,6 @@ import { loadBuiltinRules } from "../detect/builtin.ts";
 import { Metrics } from "../metrics/index.ts";
 import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { createScanner } from "../policy/scanner.ts";
-import type { UpstreamTls } from "../proxy/forward.ts";
 import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
 import { ProxyServer } from "../proxy/server.ts";
@@ -72,12 +72,6 @@ export interface StartOptions {
   installSignals?: boolean;
   /** Print the "listening" lines to stdout (default true). */
   printBanner?: boolean;
-}
-
-function upstreamTls(config: Config): UpstreamTls {
-  const tls: UpstreamTls = { rejectUnauthorized: config.proxy.verify_ssl };
-  if (config.proxy.ca_bundle) tls.ca = readCaBundle(config.proxy.ca_bundle);
-  return tls;
 }
 
 export class SluiceRuntime implements Runtime {

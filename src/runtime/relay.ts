@@ -6,10 +6,8 @@
  * const r = await startRelay({ port: 0, engineUrl: "http://127.0.0.1:8090", failMode: "open" });
  * await r.stop();
  */
-import { ConfigError, loadConfig, readCaBundle } from "../config/load.ts";
-import type { Config } from "../config/schema.ts";
+import { ConfigError, loadConfig, upstreamTls } from "../config/load.ts";
 import { type Level, Logger } from "../core/log.ts";
-import type { UpstreamTls } from "../proxy/forward.ts";
 import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
 
@@ -41,12 +39,6 @@ export interface RelayHandle {
   stop(): Promise<void>;
 }
 
-function tlsOf(config: Config): UpstreamTls {
-  const tls: UpstreamTls = { rejectUnauthorized: config.proxy.verify_ssl };
-  if (config.proxy.ca_bundle) tls.ca = readCaBundle(config.proxy.ca_bundle);
-  return tls;
-}
-
 export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHandle> {
   const load = () => {
     const loaded = loadConfig({ configPath: opts.configPath, projectDir: opts.projectDir, env: opts.env });
@@ -65,7 +57,7 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
     stderr: opts.stderr ?? true,
   });
   for (const w of loaded.warnings) log.warn(w);
-  let tls = tlsOf(config);
+  let tls = upstreamTls(config);
   const pool = new HostPool(config.proxy.max_connections, config.proxy.timeout * 2000, log);
   pool.startSweeper();
   const relay = new Relay({
@@ -82,7 +74,7 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
     try {
       const next = load();
       config = next.config;
-      tls = tlsOf(config);
+      tls = upstreamTls(config);
       log.warn("config reloaded (sighup)");
       return { ok: true };
     } catch (e) {
