@@ -2,6 +2,7 @@
  * Header hygiene and message helpers shared by the HTTP bridge and the HTTP reverse proxy.
  */
 import type { UpstreamTls } from "../config/load.ts";
+import { withoutHopByHop } from "../proxy/headers.ts";
 import type { McpSession, Outcome } from "./core.ts";
 import { classify, type JsonRpcId } from "./jsonrpc.ts";
 import { SseParser, sseEvent } from "./sse.ts";
@@ -11,37 +12,15 @@ export function tlsInit(tls: UpstreamTls | undefined): { tls?: UpstreamTls } {
   return tls && (tls.ca?.length || !tls.rejectUnauthorized) ? { tls } : {};
 }
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1) plus those sluice recomputes. */
-const HOP = new Set([
-  "connection",
-  "keep-alive",
-  "proxy-authenticate",
-  "proxy-authorization",
-  "proxy-connection",
-  "te",
-  "trailer",
-  "transfer-encoding",
-  "upgrade",
-  "host",
-  "content-length",
-  "accept-encoding",
-  "content-encoding",
-]);
+/**
+ * Headers sluice recomputes between an MCP client and server: the bodies are read, filtered and
+ * re-encoded, so neither their length nor their encoding passes on.
+ */
+const RECOMPUTED = new Set(["host", "content-length", "accept-encoding", "content-encoding"]);
 
-/** Copy headers minus hop-by-hop ones and those named in `Connection`. */
+/** Copy headers minus hop-by-hop ones, those named in `Connection`, and the recomputed ones. */
 export function cleanHeaders(from: Headers): Headers {
-  const out = new Headers();
-  const listed = new Set(
-    (from.get("connection") ?? "")
-      .split(",")
-      .map((s) => s.trim().toLowerCase())
-      .filter(Boolean),
-  );
-  from.forEach((v, k) => {
-    const key = k.toLowerCase();
-    if (!HOP.has(key) && !listed.has(key)) out.append(k, v);
-  });
-  return out;
+  return withoutHopByHop(from, RECOMPUTED);
 }
 
 /** The ids of the requests in a message (one or a batch). */

@@ -35,38 +35,45 @@ function connectionTokens(h: Headers): Set<string> {
   );
 }
 
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * A copy of `from` without the hop-by-hop headers, the ones its `Connection` lists, and those in
+ * `drop` (lower case). Every header sluice relays, in any mode, passes through here.
+ */
+export function withoutHopByHop(from: Headers, drop: ReadonlySet<string> = NONE): Headers {
+  const listed = connectionTokens(from);
+  const out = new Headers();
+  for (const [k, v] of from) {
+    const key = k.toLowerCase();
+    if (HOP_BY_HOP.has(key) || listed.has(key) || drop.has(key)) continue;
+    out.append(k, v);
+  }
+  return out;
+}
+
+/** `Host` (fetch sets it from the URL), `Content-Length` (fetch sets it from the body it sends), `Expect`. */
+const UPSTREAM_DROP = new Set(["host", "content-length", "expect"]);
+const UPSTREAM_WS_DROP = new Set([...UPSTREAM_DROP, ...WS_HANDSHAKE, "sec-websocket-protocol"]);
+
 /**
  * Headers to send upstream: hop-by-hop and the tokens listed in `Connection` removed, `Host` dropped
  * (fetch sets it from the URL), `Content-Length` dropped (fetch sets it from the body we send, which
  * may be a redacted body). `Accept-Encoding` is kept so compressed responses pass through untouched.
  */
 export function upstreamRequestHeaders(inbound: Headers, opts: { websocket?: boolean } = {}): Headers {
-  const listed = connectionTokens(inbound);
-  const out = new Headers();
-  for (const [k, v] of inbound) {
-    const key = k.toLowerCase();
-    if (HOP_BY_HOP.has(key) || listed.has(key)) continue;
-    if (key === "host" || key === "content-length" || key === "expect") continue;
-    if (opts.websocket && (WS_HANDSHAKE.has(key) || key === "sec-websocket-protocol")) continue;
-    out.append(k, v);
-  }
-  return out;
+  return withoutHopByHop(inbound, opts.websocket ? UPSTREAM_WS_DROP : UPSTREAM_DROP);
 }
+
+const SET_COOKIE = new Set(["set-cookie"]);
 
 /**
  * Headers to return to the client: hop-by-hop removed. `Content-Encoding` and `Content-Length` are
  * kept because the body bytes are relayed exactly as the upstream sent them (fetch `decompress: false`).
  */
 export function clientResponseHeaders(upstream: Headers): Headers {
-  const listed = connectionTokens(upstream);
-  const out = new Headers();
-  for (const [k, v] of upstream) {
-    const key = k.toLowerCase();
-    if (HOP_BY_HOP.has(key) || listed.has(key)) continue;
-    if (key === "set-cookie") continue; // appended below, one by one
-    out.append(k, v);
-  }
-  for (const c of upstream.getSetCookie()) out.append("set-cookie", c);
+  const out = withoutHopByHop(upstream, SET_COOKIE);
+  for (const c of upstream.getSetCookie()) out.append("set-cookie", c); // one by one
   return out;
 }
 
