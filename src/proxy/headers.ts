@@ -77,11 +77,6 @@ export function clientResponseHeaders(upstream: Headers): Headers {
   return out;
 }
 
-/** Headers of an upstream 101 worth echoing to the client (the chosen subprotocol, provider ids). */
-export function websocketAcceptHeaders(upstreamProtocol: string | null): Record<string, string> {
-  return upstreamProtocol ? { "sec-websocket-protocol": upstreamProtocol } : {};
-}
-
 const SECRET_PARAM =
   /^(key|api[_-]?key|access[_-]?token|token|auth|authorization|signature|sig|secret|password)$/i;
 
