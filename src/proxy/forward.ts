@@ -20,6 +20,13 @@ export interface Timers {
   totalMs: number;
 }
 
+/** A provider's `upstream` base URL (which may carry a path prefix) joined with the client's path and query. */
+export function upstreamUrl(base: string, pathAndQuery: string): URL {
+  const b = new URL(base);
+  const prefix = b.pathname.replace(/\/+$/, "");
+  return new URL(`${b.origin}${prefix}${pathAndQuery}`);
+}
+
 /** The timers derived from `proxy.timeout` (seconds). */
 export function timersFor(timeoutSeconds: number): Timers {
   const ms = timeoutSeconds * 1000;

@@ -9,13 +9,21 @@ import type { Server, ServerWebSocket } from "bun";
 import type { UpstreamTls } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
+import type { Provider } from "../core/types.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { providerError, unknownProviderResponse } from "./errors.ts";
-import { forward } from "./forward.ts";
+import { forward, upstreamUrl } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { sessionContext } from "./session.ts";
-import { bridge, connectUpstream, sendableCloseCode, upgradeClient, type WsRelayData } from "./ws.ts";
+import {
+  bridge,
+  connectUpstream,
+  relayData,
+  sendableCloseCode,
+  upgradeClient,
+  type WsRelayData,
+} from "./ws.ts";
 
 export type EngineState = "starting" | "healthy" | "unhealthy";
 
@@ -129,6 +137,13 @@ export class Relay {
     });
   }
 
+  /** fail_mode closed: a provider-shaped 503 that says when to try again. */
+  #closed(provider: Provider, message: string): Response {
+    const res = providerError(provider, 503, message, "bad_gateway");
+    res.headers.set("retry-after", String(Math.ceil(this.opts.config().relay.health_check_interval)));
+    return res;
+  }
+
   health() {
     return {
       status: "ok",
@@ -196,22 +211,15 @@ export class Relay {
       if (!result.failure) return result.response;
       this.#setState("unhealthy");
     }
-    if (this.opts.failMode === "closed") {
-      const res = providerError(
+    if (this.opts.failMode === "closed")
+      return this.#closed(
         provider,
-        503,
         "sluice: the inspection engine is unavailable and fail_mode is closed; the request was not sent",
-        "bad_gateway",
       );
-      res.headers.set("retry-after", String(Math.ceil(cfg.relay.health_check_interval)));
-      return res;
-    }
     this.opts.log.warn(`engine unavailable: forwarding ${id} to ${provider} uninspected (fail_mode open)`);
-    const base = new URL(cfg.providers[provider].upstream);
-    const prefix = base.pathname.replace(/\/+$/, "");
     const direct = await forward({
       provider,
-      url: new URL(`${base.origin}${prefix}${url.pathname}${url.search}`),
+      url: upstreamUrl(cfg.providers[provider].upstream, url.pathname + url.search),
       method: req.method,
       headers: upstreamRequestHeaders(req.headers),
       body,
@@ -230,7 +238,7 @@ export class Relay {
     req: Request,
     server: Server<WsRelayData>,
     url: URL,
-    provider: Exclude<ReturnType<typeof detectProvider>, "unknown">,
+    provider: Provider,
   ): Promise<Response | undefined> {
     const cfg = this.opts.config();
     await this.#waitWhileStarting();
@@ -241,8 +249,7 @@ export class Relay {
     if (ip) headers.set("x-forwarded-for", ip);
     const timeoutMs = cfg.relay.timeout * 1000;
     const wsUrl = (base: string, tls: boolean) => {
-      const b = new URL(base);
-      const u = new URL(`${b.origin}${b.pathname.replace(/\/+$/, "")}${url.pathname}${url.search}`);
+      const u = upstreamUrl(base, url.pathname + url.search);
       u.protocol = tls ? "wss:" : "ws:";
       return u.href;
     };
@@ -254,48 +261,22 @@ export class Relay {
       if (!up.ok) this.#setState("unhealthy");
     }
     if (!up?.ok) {
-      if (this.opts.failMode === "closed") {
-        const res = providerError(
-          provider,
-          503,
-          "sluice: the inspection engine is unavailable and fail_mode is closed",
-          "bad_gateway",
-        );
-        res.headers.set("retry-after", String(Math.ceil(cfg.relay.health_check_interval)));
-        return res;
-      }
+      if (this.opts.failMode === "closed")
+        return this.#closed(provider, "sluice: the inspection engine is unavailable and fail_mode is closed");
       const base = cfg.providers[provider].upstream;
       target = wsUrl(base, !base.startsWith("http:"));
       up = await connectUpstream(target, req.headers, this.opts.tls(), timeoutMs);
       if (!up.ok)
         return providerError(provider, 502, `sluice: upstream WebSocket failed: ${up.error}`, "bad_gateway");
     }
-    const data: WsRelayData = {
-      kind: "relay",
-      id,
+    const session = sessionContext({
       provider,
-      target,
-      origin: req.headers.get("origin"),
-      path: url.pathname,
+      pathname: url.pathname,
       headers: req.headers,
-      session: sessionContext({
-        provider,
-        pathname: url.pathname,
-        headers: req.headers,
-        json: undefined,
-        sourceIp: ip ?? null,
-      }),
-      upstream: up.ws,
-      pending: up.early,
-      detachEarly: up.detachEarly,
-      chain: Promise.resolve(),
-      openedAt: Date.now(),
-      framesIn: 0,
-      framesOut: 0,
-      findings: 0,
-      closed: false,
-      closeCode: null,
-    };
+      json: undefined,
+      sourceIp: ip ?? null,
+    });
+    const data = relayData(req, up, { id, provider, target, path: url.pathname, session });
     if (!upgradeClient(req, server, data)) {
       up.ws.close(1000);
       return providerError(provider, 502, "sluice: the client's WebSocket upgrade failed", "bad_gateway");

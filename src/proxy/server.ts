@@ -14,12 +14,19 @@ import type { Action, Provider, ProviderLabel, SessionContext } from "../core/ty
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
-import { forward, timersFor } from "./forward.ts";
+import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { scanGuarded } from "./scan.ts";
 import { sessionContext } from "./session.ts";
-import { bridge, connectUpstream, sendableCloseCode, upgradeClient, type WsRelayData } from "./ws.ts";
+import {
+  bridge,
+  connectUpstream,
+  relayData,
+  sendableCloseCode,
+  upgradeClient,
+  type WsRelayData,
+} from "./ws.ts";
 
 export interface ProxyDeps {
   config(): Config;
@@ -41,12 +48,6 @@ export const MAX_REQUEST_BYTES = 1024 * 1024 * 1024;
 export const WS_POLICY_CLOSE = 1008;
 
 const te = new TextEncoder();
-
-function upstreamUrl(base: string, pathAndQuery: string): URL {
-  const b = new URL(base);
-  const prefix = b.pathname.replace(/\/+$/, "");
-  return new URL(`${b.origin}${prefix}${pathAndQuery}`);
-}
 
 function parseJson(body: Uint8Array, contentType: string | null): unknown {
   if (body.byteLength === 0) return undefined;
@@ -464,26 +465,8 @@ export class ProxyServer {
       this.deps.log.warn(`WebSocket upstream ${new URL(target).host} failed: ${up.error}`, { id });
       return failure(`sluice: the upstream WebSocket at ${new URL(target).host} failed: ${up.error}`);
     }
-    const data: WsRelayData = {
-      kind: "relay",
-      id,
-      provider,
-      target,
-      origin: req.headers.get("origin"),
-      path: loggablePath(new URL(req.url).pathname, new URL(req.url).search),
-      headers: req.headers,
-      session,
-      upstream: up.ws,
-      pending: up.early,
-      detachEarly: up.detachEarly,
-      chain: Promise.resolve(),
-      openedAt: Date.now(),
-      framesIn: 0,
-      framesOut: 0,
-      findings: 0,
-      closed: false,
-      closeCode: null,
-    };
+    const { pathname, search } = new URL(req.url);
+    const data = relayData(req, up, { id, provider, target, path: loggablePath(pathname, search), session });
     if (!upgradeClient(req, server, data)) {
       up.ws.close(1000);
       return failure("sluice: the client's WebSocket upgrade failed");

@@ -106,6 +106,33 @@ export function connectUpstream(
   });
 }
 
+/** A connected upstream, as `connectUpstream` answers it. */
+export type OpenUpstream = Extract<Awaited<ReturnType<typeof connectUpstream>>, { ok: true }>;
+
+/** The state of one relayed WebSocket: the client's upgrade request, the open upstream, and what names it. */
+export function relayData(
+  req: Request,
+  up: OpenUpstream,
+  named: Pick<WsRelayData, "id" | "provider" | "target" | "path" | "session">,
+): WsRelayData {
+  return {
+    kind: "relay",
+    ...named,
+    origin: req.headers.get("origin"),
+    headers: req.headers,
+    upstream: up.ws,
+    pending: up.early,
+    detachEarly: up.detachEarly,
+    chain: Promise.resolve(),
+    openedAt: Date.now(),
+    framesIn: 0,
+    framesOut: 0,
+    findings: 0,
+    closed: false,
+    closeCode: null,
+  };
+}
+
 export function upgradeClient(req: Request, server: Server<WsRelayData>, data: WsRelayData): boolean {
   const proto = data.upstream.protocol;
   return server.upgrade(req, { data, headers: proto ? { "sec-websocket-protocol": proto } : undefined });
