@@ -22,7 +22,7 @@ import { extractSegments, TEXT_PATH } from "../payload/extract.ts";
 import { placeholder, type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { isAllowlisted } from "./allowlist.ts";
 import { type CachedMatch, fingerprint, SegmentCache } from "./dedup.ts";
-import { contentHash, maskValue, valueHash } from "./mask.ts";
+import { contentHash, copyString, maskValue, valueHash } from "./mask.ts";
 
 export interface ScannerOptions {
   /** The configuration in force (read on every request, so reloads apply at once). */
@@ -250,7 +250,9 @@ export function createScanner(opts: ScannerOptions): Scanner {
         if (m.end > bounds[k * 2 + 1]!) continue;
         const i = todo[k]!;
         if (per[i] === NO_MATCHES) per[i] = [];
-        per[i]!.push({ ...m, start: m.start - base, end: m.end - base });
+        // The session cache keeps matches for many turns: the value is copied so that it does not
+        // keep the joined text of this request (a slice would reference all of it) alive.
+        per[i]!.push({ ...m, value: copyString(m.value), start: m.start - base, end: m.end - base });
       }
       if (conv) for (const i of todo) if (fps[i] !== null) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
     }
