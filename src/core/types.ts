@@ -43,6 +43,27 @@ export interface SessionContext {
   model: string | null;
 }
 
+/**
+ * A session of which only `known` is known: no client request to derive it from (system events,
+ * `sluice mcp`, a failed derivation). Strings not given are empty, everything else null.
+ */
+export function blankSession(known: Partial<SessionContext> = {}): SessionContext {
+  return {
+    session_id: "",
+    client: "",
+    client_name: "",
+    account_id: null,
+    device_id: null,
+    source_ip: null,
+    working_directory: null,
+    git_branch: null,
+    os_platform: null,
+    api_key_hash: null,
+    model: null,
+    ...known,
+  };
+}
+
 /** A piece of text to scan, with where it came from (a JSON path such as `messages[3].content[0].text`). */
 export interface Segment {
   path: string;

@@ -7,7 +7,7 @@ import { loadConfig, upstreamTls } from "../config/load.ts";
 import type { Config, CustomRuleConfig } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
 import { type Level, Logger } from "../core/log.ts";
-import type { Action, RuleDef, SessionContext } from "../core/types.ts";
+import { type Action, blankSession, type RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { createScanner } from "../policy/scanner.ts";
@@ -213,19 +213,12 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     o.action ?? (config.detectors.injection.action || config.pipeline.default_action);
 
   const newSession = (): McpSession => {
-    const ctx: SessionContext = {
+    const ctx = blankSession({
       session_id: `mcp-${crypto.randomUUID()}`,
       client: "mcp",
-      client_name: "",
-      account_id: null,
-      device_id: null,
-      source_ip: null,
       working_directory: process.cwd(),
-      git_branch: null,
       os_platform: process.platform,
-      api_key_hash: null,
-      model: null,
-    };
+    });
     const reporter = new Reporter(bus, log, serverId, ctx);
     return new McpSession({
       serverId,

@@ -10,7 +10,13 @@ import type { Bus } from "../core/bus.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProxyMode } from "../core/runtime.ts";
-import type { Action, Provider, ProviderLabel, SessionContext } from "../core/types.ts";
+import {
+  type Action,
+  blankSession,
+  type Provider,
+  type ProviderLabel,
+  type SessionContext,
+} from "../core/types.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
@@ -320,7 +326,7 @@ export class ProxyServer {
       });
     } catch (e) {
       log.error(`session context failed: ${(e as Error).message}`, { request_id: requestId });
-      session = fallbackSession();
+      session = blankSession({ session_id: "fp:unknown", client: "unknown", client_name: "unknown" });
     }
 
     let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
@@ -585,20 +591,4 @@ export class ProxyServer {
     }
     this.#wsEvent(d, "close");
   }
-}
-
-function fallbackSession(): SessionContext {
-  return {
-    session_id: "fp:unknown",
-    client: "unknown",
-    client_name: "unknown",
-    account_id: null,
-    device_id: null,
-    source_ip: null,
-    working_directory: null,
-    git_branch: null,
-    os_platform: null,
-    api_key_hash: null,
-    model: null,
-  };
 }

@@ -27,7 +27,7 @@ import { Bus } from "../core/bus.ts";
 import type { RequestHook } from "../core/hook.ts";
 import { type Level, Logger } from "../core/log.ts";
 import type { ProxyMode, ReloadResult, Runtime } from "../core/runtime.ts";
-import type { Finding, RuleDef } from "../core/types.ts";
+import { blankSession, type Finding, type RuleDef } from "../core/types.ts";
 import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { Metrics } from "../metrics/index.ts";
@@ -286,19 +286,12 @@ export class SluiceRuntime implements Runtime {
       this.metrics.countFinding("mode_changed");
       this.bus.emit("finding", {
         finding,
-        session: {
+        session: blankSession({
           session_id: "system",
           client: "sluice",
           client_name: "sluice",
-          account_id: null,
-          device_id: null,
-          source_ip: null,
-          working_directory: null,
-          git_branch: null,
           os_platform: process.platform,
-          api_key_hash: null,
-          model: null,
-        },
+        }),
         provider: "unknown",
         request_id: `mode-${Date.now()}`,
         transport: "system",

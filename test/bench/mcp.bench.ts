@@ -11,6 +11,7 @@ import { join, resolve } from "node:path";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
+import { blankSession } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { McpSession } from "../../src/mcp/core.ts";
 import { MemoryBaselines } from "../../src/mcp/drift.ts";
@@ -110,19 +111,7 @@ function inProcessCore(): McpSession {
     rulesVersion: () => 1,
     hmacKey: null,
   });
-  const ctx = {
-    session_id: "bench",
-    client: "mcp",
-    client_name: "",
-    account_id: null,
-    device_id: null,
-    source_ip: null,
-    working_directory: null,
-    git_branch: null,
-    os_platform: null,
-    api_key_hash: null,
-    model: null,
-  };
+  const ctx = blankSession({ session_id: "bench", client: "mcp" });
   return new McpSession({
     serverId: "bench",
     config: () => config,

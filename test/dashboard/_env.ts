@@ -11,7 +11,7 @@ import type { Config } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
 import type { ProxyMode, ReloadResult, Runtime } from "../../src/core/runtime.ts";
-import type { Finding, RuleDef, SessionContext } from "../../src/core/types.ts";
+import { blankSession, type Finding, type RuleDef, type SessionContext } from "../../src/core/types.ts";
 import { createApp } from "../../src/dashboard/app.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 
@@ -103,22 +103,7 @@ export function makeRuntime(
   return rt;
 }
 
-export function systemSession(over: Partial<SessionContext> = {}): SessionContext {
-  return {
-    session_id: "",
-    client: "",
-    client_name: "",
-    account_id: null,
-    device_id: null,
-    source_ip: null,
-    working_directory: null,
-    git_branch: null,
-    os_platform: null,
-    api_key_hash: null,
-    model: null,
-    ...over,
-  };
-}
+export const systemSession = blankSession;
 
 export function session(over: Partial<SessionContext> = {}): SessionContext {
   return systemSession({

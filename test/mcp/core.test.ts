@@ -8,7 +8,7 @@ import { parseMcpArgs } from "../../src/cli/mcp.ts";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
-import type { Action, Finding } from "../../src/core/types.ts";
+import { type Action, blankSession, type Finding } from "../../src/core/types.ts";
 import { ToolInventory } from "../../src/mcp/binding.ts";
 import { McpSession, redactText, type TextScanner } from "../../src/mcp/core.ts";
 import { canonicalJson, diffTools, formatDiff, MemoryBaselines } from "../../src/mcp/drift.ts";
@@ -63,19 +63,7 @@ function session(
   const lines: string[] = [];
   const log = new Logger({ stderr: false, format: "json", level: "debug" });
   log.follow((l) => lines.push(l));
-  const reporter = new Reporter(bus, log, "test-server", {
-    session_id: "s1",
-    client: "mcp",
-    client_name: "",
-    account_id: null,
-    device_id: null,
-    source_ip: null,
-    working_directory: null,
-    git_branch: null,
-    os_platform: null,
-    api_key_hash: null,
-    model: null,
-  });
+  const reporter = new Reporter(bus, log, "test-server", blankSession({ session_id: "s1", client: "mcp" }));
   const s = new McpSession({
     serverId: "test-server",
     config: () => config,
