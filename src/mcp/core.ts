@@ -13,6 +13,8 @@ import { type BaselineStore, baselineOf, checkDrift, formatDiff } from "./drift.
 import { mcpFinding, type Reporter } from "./events.ts";
 import { findHidden } from "./hidden.ts";
 import {
+  type BlockReason,
+  blockedError,
   blockedResponse,
   classify,
   type JsonRpcId,
@@ -109,6 +111,20 @@ function describeFindings(findings: Finding[]): string {
     .slice(0, 5)
     .map((f) => `${f.finding_type} in ${f.path} (rule ${f.rule})`)
     .join(", ");
+}
+
+/** Why a message carrying sensitive data was blocked: the message names the blocking findings, data lists all. */
+function sensitiveData(reason: string, subject: string, findings: Finding[]): BlockReason {
+  return {
+    reason,
+    message: `sluice blocked ${subject}: ${describeFindings(findings.filter((f) => f.action === "block"))}`,
+    findings: findings.map((f) => ({
+      type: f.finding_type,
+      rule: f.rule,
+      path: f.path,
+      severity: f.severity,
+    })),
+  };
 }
 
 export class McpSession {
@@ -269,27 +285,15 @@ export class McpSession {
     if (!scanned) return { step: SAME };
     const { action, findings } = scanned;
     if (action === "block") {
-      const message = `sluice blocked tools/call ${tool}: ${describeFindings(findings.filter((f) => f.action === "block"))}`;
+      const why = sensitiveData("sensitive_data_in_arguments", `tools/call ${tool}`, findings);
       rep.event({
         kind: "blocked-call",
         severity: "critical",
-        message,
+        message: why.message,
         tool,
-        reason: "sensitive_data_in_arguments",
+        reason: why.reason,
       });
-      return {
-        step: SAME,
-        reply: blockedResponse(req.id, {
-          reason: "sensitive_data_in_arguments",
-          message,
-          findings: findings.map((f) => ({
-            type: f.finding_type,
-            rule: f.rule,
-            path: f.path,
-            severity: f.severity,
-          })),
-        }),
-      };
+      return { step: SAME, reply: blockedResponse(req.id, why) };
     }
     if (action === "redact") {
       const copy = structuredClone(req) as JsonRpcRequest & { params: Record<string, unknown> };
@@ -678,23 +682,9 @@ export class McpSession {
     if (!scanned) return SAME;
     const { action, findings } = scanned;
     if (action === "block") {
-      const message = `sluice blocked the result of ${what}: ${describeFindings(findings.filter((f) => f.action === "block"))}`;
-      this.opts.reporter.event({ kind: "blocked-result", severity: "critical", message, tool });
-      return {
-        kind: "replace",
-        value: JSON.parse(
-          blockedResponse(res.id as JsonRpcId, {
-            reason: "sensitive_data_in_result",
-            message,
-            findings: findings.map((f) => ({
-              type: f.finding_type,
-              rule: f.rule,
-              path: f.path,
-              severity: f.severity,
-            })),
-          }),
-        ),
-      };
+      const why = sensitiveData("sensitive_data_in_result", `the result of ${what}`, findings);
+      this.opts.reporter.event({ kind: "blocked-result", severity: "critical", message: why.message, tool });
+      return { kind: "replace", value: blockedError(res.id as JsonRpcId, why) };
     }
     if (action === "redact") {
       const copy = structuredClone(res) as JsonRpcResponse & { result: Record<string, unknown> };

@@ -65,8 +65,8 @@ export interface BlockReason {
 }
 
 /** A JSON-RPC error response answering `id`, saying why sluice stopped the message. */
-export function blockedResponse(id: JsonRpcId | null, why: BlockReason): string {
-  return JSON.stringify({
+export function blockedError(id: JsonRpcId | null, why: BlockReason): JsonRpcResponse {
+  return {
     jsonrpc: "2.0",
     id,
     error: {
@@ -74,7 +74,12 @@ export function blockedResponse(id: JsonRpcId | null, why: BlockReason): string 
       message: why.message,
       data: { sluice: { reason: why.reason, findings: why.findings ?? [] } },
     },
-  });
+  };
+}
+
+/** `blockedError` as the text to send. */
+export function blockedResponse(id: JsonRpcId | null, why: BlockReason): string {
+  return JSON.stringify(blockedError(id, why));
 }
 
 /** Stable map key for a JSON-RPC id (1 and "1" are different ids). */
