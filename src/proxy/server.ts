@@ -59,8 +59,12 @@ function parseJson(body: Uint8Array, contentType: string | null): unknown {
   if (body.byteLength === 0) return undefined;
   const first = body[0];
   if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
+  return parseJsonText(new TextDecoder().decode(body));
+}
+
+function parseJsonText(text: string): unknown {
   try {
-    return JSON.parse(new TextDecoder().decode(body));
+    return JSON.parse(text);
   } catch {
     return undefined;
   }
@@ -514,7 +518,7 @@ export class ProxyServer {
       const isText = typeof msg === "string";
       let out: string | Uint8Array = isText ? msg : new Uint8Array(msg);
       const body = isText ? te.encode(msg) : (out as Uint8Array);
-      const json = isText ? parseJson(body, "json") : undefined;
+      const json = isText ? parseJsonText(msg) : undefined; // the frame's text, not decoded back from `body`
       const model = (json as { model?: unknown } | undefined)?.model;
       if (typeof model === "string" && model !== d.session.model) d.session = { ...d.session, model };
       const mode = this.deps.mode();
