@@ -4,7 +4,7 @@
  */
 import { join } from "node:path";
 import { loadConfig, upstreamTls } from "../config/load.ts";
-import type { Config, CustomRuleConfig } from "../config/schema.ts";
+import { type Config, customRuleDef } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
 import { type Level, Logger } from "../core/log.ts";
 import { type Action, blankSession, type RuleDef } from "../core/types.ts";
@@ -96,29 +96,12 @@ function serverIdFor(mode: Mode, name?: string): string {
   return `${mode.upstream.protocol}//${mode.upstream.host}${mode.upstream.pathname}`;
 }
 
-function customToRule(r: CustomRuleConfig): RuleDef {
-  return {
-    name: r.name,
-    pattern: r.pattern,
-    detector: r.detector,
-    severity: r.severity,
-    action: r.action,
-    enabled: true,
-    tier: "custom",
-    source: "config",
-    description: r.description,
-    tags: r.tags,
-    validator: r.validator ?? null,
-    keywords: r.keywords ?? null,
-  };
-}
-
 /** The rules in force: the store's enabled rules when it has any, else the shipped ones; plus YAML custom_rules. */
 export function rulesFor(config: Config, store: Store | null): RuleDef[] {
   const fromStore = store?.enabledRules() ?? [];
   const base = fromStore.length ? fromStore : loadBuiltinRules().filter((r) => r.enabled);
   const names = new Set(base.map((r) => r.name));
-  return [...base, ...config.custom_rules.filter((r) => !names.has(r.name)).map(customToRule)];
+  return [...base, ...config.custom_rules.filter((r) => !names.has(r.name)).map(customRuleDef)];
 }
 
 function loadHmacKey(configDir: string, log: Logger): Uint8Array | null {

@@ -13,7 +13,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Config, type CustomRuleConfig, defaultConfig } from "../config/schema.ts";
+import { type Config, type CustomRuleConfig, customRuleDef, defaultConfig } from "../config/schema.ts";
 import type { Bus, BusEvents, FindingEvent, RequestEvent, WsConnectionEvent } from "../core/bus.ts";
 import type { Logger } from "../core/log.ts";
 import type { RuleDef } from "../core/types.ts";
@@ -533,20 +533,7 @@ export function openStore(opts: StoreOptions): Store {
       rules.transaction(() => {
         for (const c of custom) {
           const existing = rules.get(c.name);
-          const def: RuleDef = {
-            name: c.name,
-            pattern: c.pattern,
-            detector: c.detector,
-            severity: c.severity,
-            action: c.action,
-            enabled: existing?.enabled ?? true,
-            tier: "custom",
-            source: "config",
-            description: c.description,
-            tags: c.tags,
-            validator: c.validator ?? null,
-            keywords: c.keywords ?? null,
-          };
+          const def: RuleDef = { ...customRuleDef(c), enabled: existing?.enabled ?? true };
           if (!existing) {
             rules.insert(def);
             changed = true;
