@@ -52,6 +52,11 @@ export function intParam(q: Query, name: string, def: number, min: number, max: 
   return n;
 }
 
+/** The `limit` (default 50, 1 to `maxLimit`) and `offset` (0 to 10,000,000) of a list endpoint. */
+export function pageParams(q: Query, maxLimit: number): { limit: number; offset: number } {
+  return { limit: intParam(q, "limit", 50, 1, maxLimit), offset: intParam(q, "offset", 0, 0, 10_000_000) };
+}
+
 export function optionalInt(q: Query, name: string, min: number, max: number): number | undefined {
   if (q[name] === undefined || q[name] === "") return undefined;
   return intParam(q, name, min, min, max);

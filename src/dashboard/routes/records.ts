@@ -6,7 +6,16 @@ import type { Elysia } from "elysia";
 import { ACTIONS, DETECTORS, PROVIDERS, SEVERITIES } from "../../core/types.ts";
 import { AUDIT_FIELDS, type AuditFilter, FINDING_FIELDS, type FindingFilter } from "../../store/repos.ts";
 import type { Ctx } from "../context.ts";
-import { enumParam, exportResponse, intParam, notFound, optionalInt, type Query, strParam } from "../http.ts";
+import {
+  enumParam,
+  exportResponse,
+  intParam,
+  notFound,
+  optionalInt,
+  pageParams,
+  type Query,
+  strParam,
+} from "../http.ts";
 
 const PROVIDER_LABELS = [...PROVIDERS, "unknown"] as const;
 
@@ -42,8 +51,7 @@ const format = (q: Query) => enumParam(q, "format", ["csv", "json"] as const) ??
 export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
   app.get("/api/v1/findings", ({ query }) => {
     const f = findingFilter(query);
-    const limit = intParam(query, "limit", 50, 1, 500);
-    const offset = intParam(query, "offset", 0, 0, 10_000_000);
+    const { limit, offset } = pageParams(query, 500);
     return { ...store.findings.list(f, limit, offset), limit, offset };
   });
   app.get("/api/v1/findings/export", ({ query }) => {
@@ -58,8 +66,7 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
   });
 
   app.get("/api/v1/sessions", ({ query }) => {
-    const limit = intParam(query, "limit", 50, 1, 100);
-    const offset = intParam(query, "offset", 0, 0, 10_000_000);
+    const { limit, offset } = pageParams(query, 100);
     return { ...store.sessions.list(limit, offset), limit, offset };
   });
   app.get("/api/v1/sessions/dashboard", ({ query }) => {
@@ -91,8 +98,7 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
 
   app.get("/api/v1/audit", ({ query }) => {
     const f = auditFilter(query);
-    const limit = intParam(query, "limit", 50, 1, 500);
-    const offset = intParam(query, "offset", 0, 0, 10_000_000);
+    const { limit, offset } = pageParams(query, 500);
     return { ...store.audit.list(f, limit, offset), limit, offset };
   });
   app.get("/api/v1/audit/export", ({ query }) => {
@@ -101,15 +107,13 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
   });
 
   app.get("/api/v1/ws/connections", ({ query }) => {
-    const limit = intParam(query, "limit", 50, 1, 500);
-    const offset = intParam(query, "offset", 0, 0, 10_000_000);
+    const { limit, offset } = pageParams(query, 500);
     return { ...store.ws.list(limit, offset, strParam(query, "session_id", 200)), limit, offset };
   });
   app.get("/api/v1/ws/stats", () => store.ws.stats());
 
   app.get("/api/v1/mcp/events", ({ query }) => {
-    const limit = intParam(query, "limit", 50, 1, 500);
-    const offset = intParam(query, "offset", 0, 0, 10_000_000);
+    const { limit, offset } = pageParams(query, 500);
     return { ...store.mcp.events(limit, offset), limit, offset };
   });
   app.get("/api/v1/mcp/baselines", () => ({ baselines: store.mcp.baselines() }));

@@ -22,9 +22,9 @@ import {
   badRequest,
   boolParam,
   enumParam,
-  intParam,
   notFound,
   objectBody,
+  pageParams,
   strParam,
 } from "../http.ts";
 
@@ -93,8 +93,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   };
 
   app.get("/api/v1/rules", ({ query }) => {
-    const limit = intParam(query, "limit", 50, 1, 200);
-    const offset = intParam(query, "offset", 0, 0, 10_000_000);
+    const { limit, offset } = pageParams(query, 200);
     const filter = {
       search: strParam(query, "search", 500) ?? strParam(query, "q", 500),
       detector: enumParam(query, "detector", DETECTORS),
