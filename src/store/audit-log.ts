@@ -37,10 +37,11 @@ export function maskPath(path: string): string {
   );
 }
 
-export function auditLine(ev: RequestEvent): string {
+/** One JSONL line for a request; `path` is its masked path when the caller has it already. */
+export function auditLine(ev: RequestEvent, path = maskPath(String(ev.path ?? ""))): string {
   const out: Record<string, unknown> = {};
   for (const k of AUDIT_KEYS) out[k] = ev[k] ?? null;
-  out.path = maskPath(String(ev.path ?? ""));
+  out.path = path;
   return sanitizeLine(JSON.stringify(out));
 }
 

@@ -97,7 +97,7 @@ export interface Store {
 
 type QueueItem =
   | { kind: "finding"; ts: number; ev: FindingEvent }
-  | { kind: "request"; ev: RequestEvent }
+  | { kind: "request"; ev: RequestEvent; path: string }
   | { kind: "ws"; ts: number; ev: WsConnectionEvent }
   | { kind: "mcp"; ts: number; ev: BusEvents["mcp-event"] }
   | { kind: "setting"; key: string; value: string };
@@ -311,7 +311,7 @@ export function openStore(opts: StoreOptions): Store {
           e.client ?? "",
           e.model,
           e.method,
-          maskPath(e.path),
+          item.path,
           e.action,
           e.finding_count,
           e.bytes,
@@ -396,7 +396,6 @@ export function openStore(opts: StoreOptions): Store {
     }
   };
 
-  /** Write up to one batch; on a busy database keep it queued and retry later. */
   /**
    * Write one batch. It shares the event loop with the proxy, so a batch stops after ~8 ms of work
    * (or 2,000 items) and the rest waits for the next tick. A busy database keeps everything queued.
@@ -453,12 +452,14 @@ export function openStore(opts: StoreOptions): Store {
       enqueue({ kind: "finding", ts: Date.now(), ev });
     }),
     bus.on("request", (ev) => {
+      // Masked once for both the audit file and the audit table.
+      const path = maskPath(String(ev.path ?? ""));
       try {
-        pendingAudit.push(auditLine(ev));
+        pendingAudit.push(auditLine(ev, path));
       } catch {
         stats.errors++;
       }
-      enqueue({ kind: "request", ev });
+      enqueue({ kind: "request", ev, path });
     }),
     bus.on("ws-connection", (ev) => enqueue({ kind: "ws", ts: Date.now(), ev })),
     bus.on("mcp-event", (ev) => enqueue({ kind: "mcp", ts: Date.now(), ev })),
