@@ -6,7 +6,7 @@
 import type { Server, ServerWebSocket } from "bun";
 import type { UpstreamTls } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
-import type { Bus } from "../core/bus.ts";
+import type { Bus, RequestEvent } from "../core/bus.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProxyMode } from "../core/runtime.ts";
@@ -354,13 +354,9 @@ export class ProxyServer {
     const action: Action = verdict.action;
     const record = (status: number | null, error: string | null) => {
       this.#aborts.delete(abort);
-      this.deps.metrics.countRequest(action === "redact" ? "redact" : action);
-      this.deps.bus.emit("request", {
+      this.#recordRequest(session, {
         request_id: requestId,
-        ts: new Date().toISOString(),
         provider,
-        client: session.client,
-        model: session.model,
         method: req.method,
         path: shownPath,
         action,
@@ -368,8 +364,6 @@ export class ProxyServer {
         bytes: bytes?.byteLength ?? (Number.isFinite(declared) ? declared : 0),
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         upstream_status: status,
-        session_id: session.session_id,
-        account_id: session.account_id,
         mode,
         error,
       });
@@ -484,6 +478,22 @@ export class ProxyServer {
     return undefined;
   }
 
+  /** Count a finished request and put it on the bus (the audit trail); who sent it comes from `session`. */
+  #recordRequest(
+    session: SessionContext,
+    e: Omit<RequestEvent, "ts" | "client" | "model" | "session_id" | "account_id">,
+  ): void {
+    this.deps.metrics.countRequest(e.action);
+    this.deps.bus.emit("request", {
+      ...e,
+      ts: new Date().toISOString(),
+      client: session.client,
+      model: session.model,
+      session_id: session.session_id,
+      account_id: session.account_id,
+    });
+  }
+
   #wsEvent(d: WsRelayData, phase: "open" | "close") {
     this.deps.bus.emit("ws-connection", {
       connection_id: d.id,
@@ -541,13 +551,9 @@ export class ProxyServer {
         d.findings += verdict.findings.length;
       }
       // Every client frame is one request of the audit trail (a Codex turn).
-      this.deps.metrics.countRequest(verdict.action);
-      this.deps.bus.emit("request", {
+      this.#recordRequest(d.session, {
         request_id: requestId,
-        ts: new Date().toISOString(),
         provider: d.provider,
-        client: d.session.client,
-        model: d.session.model,
         method: "WS",
         path: d.path,
         action: verdict.action,
@@ -555,8 +561,6 @@ export class ProxyServer {
         bytes: body.byteLength,
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         upstream_status: null,
-        session_id: d.session.session_id,
-        account_id: d.session.account_id,
         mode,
         error: null,
       });
