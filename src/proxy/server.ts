@@ -406,14 +406,7 @@ export class ProxyServer {
     const base = new URL(this.deps.config().providers[provider].upstream);
     const target = upstreamUrl(base.href, url.pathname + url.search);
     target.protocol = base.protocol === "http:" ? "ws:" : "wss:";
-    const session = sessionContext({
-      provider,
-      pathname: url.pathname,
-      headers: req.headers,
-      json: undefined,
-      sourceIp: server.requestIP(req)?.address ?? null,
-    });
-    return this.#openRelay(req, server, target.href, provider, session, requestId, (msg) =>
+    return this.#openRelay(req, server, target.href, provider, url.pathname, requestId, (msg) =>
       providerError(provider, 502, msg, "bad_gateway"),
     );
   }
@@ -437,14 +430,7 @@ export class ProxyServer {
     const allowed = this.deps.config().websocket.allowed_origins;
     if (origin && allowed.length > 0 && !allowed.includes(origin))
       return bad(`origin ${origin} is not in websocket.allowed_origins`, 403);
-    const session = sessionContext({
-      provider: "unknown",
-      pathname: target.pathname,
-      headers: req.headers,
-      json: undefined,
-      sourceIp: server.requestIP(req)?.address ?? null,
-    });
-    return this.#openRelay(req, server, target.href, "unknown", session, this.#nextId(), (msg) =>
+    return this.#openRelay(req, server, target.href, "unknown", target.pathname, this.#nextId(), (msg) =>
       Response.json({ error: { code: "ws_upstream_failed", message: msg } }, { status: 502 }),
     );
   }
@@ -454,11 +440,19 @@ export class ProxyServer {
     server: Server<WsRelayData>,
     target: string,
     provider: ProviderLabel,
-    session: SessionContext,
+    /** The path the session is derived from. */
+    sessionPath: string,
     id: string,
     failure: (msg: string) => Response,
   ): Promise<Response | undefined> {
     const cfg = this.deps.config();
+    const session = sessionContext({
+      provider,
+      pathname: sessionPath,
+      headers: req.headers,
+      json: undefined,
+      sourceIp: server.requestIP(req)?.address ?? null,
+    });
     const up = await connectUpstream(
       target,
       req.headers,
