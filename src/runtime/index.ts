@@ -198,7 +198,7 @@ export class SluiceRuntime implements Runtime {
         tls: () => this.#tls,
         pool: () => this.#pool,
         engineUrl: `http://${cfg.bind.includes(":") ? `[${cfg.bind}]` : cfg.bind}:${server.port}`,
-        failMode: this.opts.failMode ?? cfg.relay.fail_mode,
+        failMode: cfg.relay.fail_mode, // --fail-mode is in it already (#withOverrides)
       });
       this.#relay.listen(cfg.bind, cfg.port);
     }

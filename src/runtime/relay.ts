@@ -73,8 +73,9 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
   const reload = () => {
     try {
       const next = load();
+      const nextTls = upstreamTls(next.config); // may throw: then nothing is swapped
       config = next.config;
-      tls = upstreamTls(config);
+      tls = nextTls;
       log.warn("config reloaded (sighup)");
       return { ok: true };
     } catch (e) {
