@@ -113,6 +113,28 @@ describe("policy", () => {
     expect(maskValue("x".repeat(500))).toBe(`xxxx${"*".repeat(32)}xxxx`);
   });
 
+  test("large segments (scanned by themselves) and small ones (batched) give the same findings", () => {
+    const filler = "const x = compute(1, 2); // code\n";
+    const small = `key ${AWS_ID} at start, mail jane.doe@acme-corp.io`;
+    const large = `${AWS_ID} ${filler.repeat(100)} jane.doe@acme-corp.io ${btoa(`token ${GH}`)} ${GH}`;
+    expect(large.length).toBeGreaterThan(2048);
+    const s = setup();
+    const v = s.scan(msgs(small, large, small));
+    const alone = (t: string, path: string) =>
+      s.scanner.scanText(t, path).map((f) => [f.rule, f.path, f.start, f.end, f.decoded]);
+    expect(v.findings.map((f) => [f.rule, f.path, f.start, f.end, f.decoded])).toEqual([
+      ...alone(small, "messages[0].content"),
+      ...alone(large, "messages[1].content"),
+      ...alone(small, "messages[2].content"),
+    ]);
+    expect(v.findings.filter((f) => f.path === "messages[1].content").map((f) => f.rule)).toEqual([
+      "aws_access_key_id",
+      "email_address",
+      "github_pat",
+      "github_pat",
+    ]);
+  });
+
   test("findings and the session cache hold copies: the scanned text is not kept alive", () => {
     // A preview or cached value that is a slice of the scanned text keeps all of it reachable
     // (JavaScriptCore substrings reference their base string): four texts of 36 MB each were kept
