@@ -123,24 +123,9 @@ async function openStoreMaybe(configDir: string, bus: Bus, log: Logger): Promise
   }
 }
 
-/**
- * A setting as it is now in the database: `sluice serve` may switch `proxy.mode` while this process
- * runs, and the store's getSetting() is a cache filled when it was opened.
- */
-function readSetting(store: Store, key: string): string | null {
-  const db = (store as Partial<Store>).db;
-  if (db) {
-    const row = db.query("SELECT value FROM settings WHERE key = ?").get(key) as { value: string } | null;
-    return row?.value ?? null;
-  }
-  return store.getSetting(key);
-}
-
 /** The store's `mcp_tool_baselines` table when the store is open, else a JSON file in the config dir. */
 function baselinesFor(store: Store | null, configDir: string): BaselineStore {
-  const repo = (store as Partial<Store> | null)?.mcp;
-  if (repo && typeof repo.getBaseline === "function") return new StoreBaselines(repo);
-  return new FileBaselines(join(configDir, "mcp-baselines.json"));
+  return store ? new StoreBaselines(store.mcp) : new FileBaselines(join(configDir, "mcp-baselines.json"));
 }
 
 /** Run `sluice mcp`. Resolves with the process exit code. */
@@ -180,7 +165,8 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     if (store && now - modeCheckedAt > 1000) {
       modeCheckedAt = now;
       try {
-        const m = readSetting(store, "proxy.mode");
+        // `sluice serve` may switch the mode while this process runs.
+        const m = store.readSetting("proxy.mode");
         passthrough = m ? m === "passthrough" : config.proxy.mode === "passthrough";
       } catch {
         /* keep the last known mode */

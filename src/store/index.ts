@@ -70,6 +70,8 @@ export interface Store {
   /** Called whenever the rule set changes (API edits, imports); the runtime bumps its rules version. */
   onRulesChanged(fn: () => void): void;
   getSetting(key: string): string | null;
+  /** A setting as the database holds it now: another process (`sluice serve`) may have changed it since open. */
+  readSetting(key: string): string | null;
   setSetting(key: string, value: string): void;
   /** Write everything queued. */
   flush(): Promise<void>;
@@ -571,6 +573,9 @@ export function openStore(opts: StoreOptions): Store {
       rules.onChanged(fn);
     },
     getSetting: (k) => settings.get(k) ?? null,
+    readSetting: (k) =>
+      (db.query("SELECT value FROM settings WHERE key = ?").get(k) as { value: string } | null)?.value ??
+      null,
     setSetting(k, v) {
       settings.set(k, v);
       try {
