@@ -43,25 +43,40 @@ export const ROOT_PATH = "$";
 /** Path reported for a body that is not JSON. */
 export const TEXT_PATH = "body";
 
+/** The strings of a body in document order, with their paths built only when asked for. */
+export interface SegmentTexts {
+  texts: string[];
+  /** The JSON path of `texts[i]` (`messages[3].content[0].text`). */
+  path(i: number): string;
+}
+
 /**
- * The strings of a parsed JSON body as segments, in document order.
- * @example extractSegments({messages:[{role:"user",content:"hi"}]}, "anthropic")
- *   // [{path:"messages[0].role",text:"user"},{path:"messages[0].content",text:"hi"}]
+ * The strings of a parsed JSON body, in document order, without building their paths: a 1 MB body
+ * has thousands of strings and only the few with findings need a path. Each string remembers its
+ * container (a frame: parent frame and key) and key; `path(i)` joins them on demand.
  */
-export function extractSegments(json: unknown, provider: ProviderLabel = "unknown"): Segment[] {
-  const out: Segment[] = [];
+export function extractTexts(json: unknown, provider: ProviderLabel = "unknown"): SegmentTexts {
+  const texts: string[] = [];
+  if (typeof json === "string") return { texts: [json], path: () => ROOT_PATH };
   const skips = skipsFor(provider);
-  if (typeof json === "string") {
-    out.push({ path: ROOT_PATH, text: json });
-    return out;
-  }
-  const walk = (node: unknown, path: string, depth: number) => {
+  const segFrame: number[] = [];
+  const segKey: (string | number)[] = [];
+  const frameParent: number[] = [-1];
+  const frameKey: (string | number)[] = [""];
+  const walk = (node: unknown, frame: number, depth: number) => {
     if (depth > 200) return;
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const v = node[i];
-        if (typeof v === "string") out.push({ path: `${path}[${i}]`, text: v });
-        else if (v !== null && typeof v === "object") walk(v, `${path}[${i}]`, depth + 1);
+        if (typeof v === "string") {
+          texts.push(v);
+          segFrame.push(frame);
+          segKey.push(i);
+        } else if (v !== null && typeof v === "object") {
+          frameParent.push(frame);
+          frameKey.push(i);
+          walk(v, frameParent.length - 1, depth + 1);
+        }
       }
       return;
     }
@@ -70,10 +85,35 @@ export function extractSegments(json: unknown, provider: ProviderLabel = "unknow
       const v = obj[key];
       if (typeof v === "string") {
         if (v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
-        out.push({ path: childPath(path, key), text: v });
-      } else if (v !== null && typeof v === "object") walk(v, childPath(path, key), depth + 1);
+        texts.push(v);
+        segFrame.push(frame);
+        segKey.push(key);
+      } else if (v !== null && typeof v === "object") {
+        frameParent.push(frame);
+        frameKey.push(key);
+        walk(v, frameParent.length - 1, depth + 1);
+      }
     }
   };
-  if (json !== null && typeof json === "object") walk(json, "", 0);
-  return out;
+  if (json !== null && typeof json === "object") walk(json, 0, 0);
+  const framePaths = new Map<number, string>([[0, ""]]);
+  const framePath = (f: number): string => {
+    let p = framePaths.get(f);
+    if (p === undefined) {
+      p = childPath(framePath(frameParent[f]!), frameKey[f]!);
+      framePaths.set(f, p);
+    }
+    return p;
+  };
+  return { texts, path: (i) => childPath(framePath(segFrame[i]!), segKey[i]!) };
+}
+
+/**
+ * The strings of a parsed JSON body as segments, in document order.
+ * @example extractSegments({messages:[{role:"user",content:"hi"}]}, "anthropic")
+ *   // [{path:"messages[0].role",text:"user"},{path:"messages[0].content",text:"hi"}]
+ */
+export function extractSegments(json: unknown, provider: ProviderLabel = "unknown"): Segment[] {
+  const { texts, path } = extractTexts(json, provider);
+  return texts.map((text, i) => ({ path: path(i), text }));
 }

@@ -18,7 +18,7 @@ import {
   scanText,
 } from "../detect/engine.ts";
 import { checkUserPattern } from "../detect/pattern.ts";
-import { extractSegments, TEXT_PATH } from "../payload/extract.ts";
+import { extractTexts, TEXT_PATH } from "../payload/extract.ts";
 import { placeholder, type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { isAllowlisted } from "./allowlist.ts";
 import { type CachedMatch, fingerprint, SegmentCache } from "./dedup.ts";
@@ -312,9 +312,9 @@ export function createScanner(opts: ScannerOptions): Scanner {
         }
       }
     }
-    const segments = isJson ? extractSegments(json, req.provider) : [{ path: TEXT_PATH, text: rawOf() }];
+    const segments = isJson ? extractTexts(json, req.provider) : { texts: [rawOf()], path: () => TEXT_PATH };
     const per = matchSegments(
-      segments.map((s) => s.text),
+      segments.texts,
       engine,
       enc,
       req.session?.session_id ? `${req.transport}:${req.session.session_id}` : null,
@@ -323,8 +323,9 @@ export function createScanner(opts: ScannerOptions): Scanner {
     const findings: Finding[] = [];
     const edits: RedactEdit[] = [];
     let action: Action = "pass";
-    for (let i = 0; i < segments.length; i++) {
-      const path = segments[i]!.path;
+    for (let i = 0; i < per.length; i++) {
+      if (per[i]!.length === 0) continue;
+      const path = segments.path(i);
       for (const m of per[i]!) {
         const f = toFinding(m, path, cfg, [path]);
         if (!f) continue;
