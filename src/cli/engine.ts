@@ -3,12 +3,9 @@
  * (scan and forward) on `engine.port`, for a relay in front of it. The dashboard runs with it.
  */
 import { defineCommand } from "citty";
-import { LEVELS, type Level } from "../core/log.ts";
+import { failer, logFlags, portFlag } from "./_flags.ts";
 
-function fail(msg: string): never {
-  process.stderr.write(`sluice engine: ${msg}\n`);
-  process.exit(2);
-}
+const fail = failer("engine");
 
 export default defineCommand({
   meta: {
@@ -30,30 +27,18 @@ export default defineCommand({
     "dashboard-port": { type: "string", description: "Dashboard port (default 8081; 0 = any free port)" },
   },
   async run({ args }) {
-    const level = args["log-level"];
-    if (level !== undefined && !(LEVELS as readonly string[]).includes(level))
-      fail(`--log-level = ${JSON.stringify(level)} is invalid: allowed values: ${LEVELS.join(", ")}`);
-    if (args.format !== undefined && args.format !== "text" && args.format !== "json")
-      fail(`--format = ${JSON.stringify(args.format)} is invalid: allowed values: "text", "json"`);
-    const portOf = (name: string, v: string | undefined) => {
-      if (v === undefined) return undefined;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 65535)
-        fail(`--${name} = ${JSON.stringify(v)} is invalid: allowed range 0 to 65535`);
-      return n;
-    };
+    const log = logFlags(fail, args);
     const { startRuntime, ConfigError } = await import("../runtime/index.ts");
     const { loadConfig } = await import("../config/load.ts");
     try {
-      const port = portOf("port", args.port) ?? loadConfig({ configPath: args.config }).config.engine.port;
+      const port =
+        portFlag(fail, "port", args.port) ?? loadConfig({ configPath: args.config }).config.engine.port;
       await startRuntime({
         configPath: args.config,
         port,
-        dashboardPort: portOf("dashboard-port", args["dashboard-port"]),
+        dashboardPort: portFlag(fail, "dashboard-port", args["dashboard-port"]),
         logDir: args["log-dir"],
-        format: args.format as "text" | "json" | undefined,
-        logLevel: level as Level | undefined,
-        color: args.color === false || process.env.NO_COLOR ? false : undefined,
+        ...log,
         noDefaultRules: args["default-rules"] === false,
         installSignals: true,
       });

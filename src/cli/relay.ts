@@ -3,12 +3,9 @@
  * (SPEC §1, §3). Forwards through the engine while it is healthy; otherwise fail_mode decides.
  */
 import { defineCommand } from "citty";
-import { LEVELS, type Level } from "../core/log.ts";
+import { failer, logFlags, oneOf, portFlag } from "./_flags.ts";
 
-function fail(msg: string): never {
-  process.stderr.write(`sluice relay: ${msg}\n`);
-  process.exit(2);
-}
+const fail = failer("relay");
 
 export default defineCommand({
   meta: {
@@ -35,20 +32,9 @@ export default defineCommand({
     "log-level": { type: "string", description: "debug, info, warning or error (default warning)" },
   },
   async run({ args }) {
-    const failMode = args["fail-mode"];
-    if (failMode !== undefined && failMode !== "open" && failMode !== "closed")
-      fail(`--fail-mode = ${JSON.stringify(failMode)} is invalid: allowed values: "open", "closed"`);
-    const level = args["log-level"];
-    if (level !== undefined && !(LEVELS as readonly string[]).includes(level))
-      fail(`--log-level = ${JSON.stringify(level)} is invalid: allowed values: ${LEVELS.join(", ")}`);
-    if (args.format !== undefined && args.format !== "text" && args.format !== "json")
-      fail(`--format = ${JSON.stringify(args.format)} is invalid: allowed values: "text", "json"`);
-    let port: number | undefined;
-    if (args.port !== undefined) {
-      port = Number(args.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535)
-        fail(`--port = ${JSON.stringify(args.port)} is invalid: allowed range 0 to 65535`);
-    }
+    const failMode = oneOf(fail, "fail-mode", args["fail-mode"], ["open", "closed"] as const);
+    const log = logFlags(fail, args);
+    const port = portFlag(fail, "port", args.port);
     if (args.engine !== undefined && !/^https?:\/\/[^\s]+$/.test(args.engine))
       fail(`--engine = ${JSON.stringify(args.engine)} is invalid: expected an http:// or https:// URL`);
     const { startRelay, ConfigError } = await import("../runtime/relay.ts");
@@ -57,10 +43,8 @@ export default defineCommand({
         configPath: args.config,
         port,
         engineUrl: args.engine,
-        failMode: failMode as "open" | "closed" | undefined,
-        logLevel: level as Level | undefined,
-        format: args.format as "text" | "json" | undefined,
-        color: args.color === false || process.env.NO_COLOR ? false : undefined,
+        failMode,
+        ...log,
         installSignals: true,
       });
     } catch (e) {

@@ -4,20 +4,9 @@
  * exits 2, never a stack trace.
  */
 import { defineCommand } from "citty";
-import { LEVELS, type Level } from "../core/log.ts";
+import { failer, logFlags, oneOf, portFlag } from "./_flags.ts";
 
-function fail(msg: string): never {
-  process.stderr.write(`sluice serve: ${msg}\n`);
-  process.exit(2);
-}
-
-function portArg(name: string, v: unknown): number | undefined {
-  if (v === undefined || v === "") return undefined;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535)
-    fail(`--${name} = ${JSON.stringify(v)} is invalid: allowed range 0 to 65535`);
-  return n;
-}
+const fail = failer("serve");
 
 export default defineCommand({
   meta: {
@@ -41,30 +30,18 @@ export default defineCommand({
     "fail-mode": { type: "string", description: "Split mode: open or closed (default open)" },
   },
   async run({ args }) {
-    const format = args.format;
-    if (format !== undefined && format !== "text" && format !== "json")
-      fail(`--format = ${JSON.stringify(format)} is invalid: allowed values: "text", "json"`);
-    const level = args["log-level"];
-    if (level !== undefined && !(LEVELS as readonly string[]).includes(level))
-      fail(
-        `--log-level = ${JSON.stringify(level)} is invalid: allowed values: ${LEVELS.map((l) => `"${l}"`).join(", ")}`,
-      );
-    const failMode = args["fail-mode"];
-    if (failMode !== undefined && failMode !== "open" && failMode !== "closed")
-      fail(`--fail-mode = ${JSON.stringify(failMode)} is invalid: allowed values: "open", "closed"`);
-    const noColor = args.color === false || !!process.env.NO_COLOR;
+    const log = logFlags(fail, args);
+    const failMode = oneOf(fail, "fail-mode", args["fail-mode"], ["open", "closed"] as const);
     const { startRuntime, ConfigError } = await import("../runtime/index.ts");
     try {
       await startRuntime({
         configPath: args.config,
         logDir: args["log-dir"],
-        port: portArg("port", args.port),
-        dashboardPort: portArg("dashboard-port", args["dashboard-port"]),
-        enginePort: portArg("engine-port", args["engine-port"]),
-        failMode: failMode as "open" | "closed" | undefined,
-        format: format as "text" | "json" | undefined,
-        logLevel: level as Level | undefined,
-        color: noColor ? false : undefined,
+        port: portFlag(fail, "port", args.port),
+        dashboardPort: portFlag(fail, "dashboard-port", args["dashboard-port"]),
+        enginePort: portFlag(fail, "engine-port", args["engine-port"]),
+        failMode,
+        ...log,
         noDefaultRules: args["default-rules"] === false,
         installSignals: true,
       });
