@@ -4,7 +4,7 @@
  * in src/mcp/.
  */
 import { defineCommand } from "citty";
-import type { Level } from "../core/log.ts";
+import { LEVELS, type Level } from "../core/log.ts";
 import type { McpCliOptions } from "../mcp/index.ts";
 
 export const USAGE = `Usage:
@@ -29,7 +29,7 @@ Options:
 `;
 
 const ACTIONS = new Set(["log", "alert", "redact", "block"]);
-const LEVELS = new Set(["debug", "info", "warning", "error"]);
+const LEVEL_NAMES = new Set<string>(LEVELS);
 
 export function parseMcpArgs(argv: string[]): McpCliOptions {
   const o: McpCliOptions = {
@@ -89,7 +89,7 @@ export function parseMcpArgs(argv: string[]): McpCliOptions {
       }
       case "--log-level": {
         const l = value();
-        if (!LEVELS.has(l)) throw new Error(`--log-level ${l}: expected debug, info, warning or error`);
+        if (!LEVEL_NAMES.has(l)) throw new Error(`--log-level ${l}: expected debug, info, warning or error`);
         o.logLevel = l as Level;
         break;
       }
