@@ -9,8 +9,9 @@ import { type SseControl, sse, startUpstream } from "../helpers/upstream.ts";
 const ANTH = { "content-type": "application/json", "x-api-key": "k" };
 const body = JSON.stringify({ model: "m", stream: true, messages: [] });
 
-test("a stream silent for 11 s (longer than Bun's default idle timeout) is not cut", async () => {
-  await using up = await startUpstream();
+/** A streaming request through sluice whose first event has been read; the upstream waits on `ctl`. */
+async function openStream(timeout: number) {
+  const up = await startUpstream();
   let ctl!: SseControl;
   const got = new Promise<void>((r) =>
     up.on("POST", "/v1/messages", () => {
@@ -19,47 +20,35 @@ test("a stream silent for 11 s (longer than Bun's default idle timeout) is not c
       return ctl.response();
     }),
   );
-  await using s = await startSluice({
-    upstream: up.url,
-    dashboard: false,
-    config: { proxy: { timeout: 30 } },
-  });
+  const s = await startSluice({ upstream: up.url, dashboard: false, config: { proxy: { timeout } } });
   const resP = fetch(`${s.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body });
   await got;
   ctl.send("data: first\n\n");
-  const res = await resP;
-  const reader = res.body!.getReader();
+  const reader = (await resP).body!.getReader();
   await reader.read();
+  return {
+    ctl,
+    reader,
+    async [Symbol.asyncDispose]() {
+      await s[Symbol.asyncDispose]();
+      await up[Symbol.asyncDispose]();
+    },
+  };
+}
+
+test("a stream silent for 11 s (longer than Bun's default idle timeout) is not cut", async () => {
+  await using st = await openStream(30);
   // The silence under test: the upstream says nothing for 11 s.
   setTimeout(() => {
-    ctl.send("data: second\n\n");
-    ctl.end();
+    st.ctl.send("data: second\n\n");
+    st.ctl.end();
   }, 11_000);
-  const second = await reader.read();
+  const second = await st.reader.read();
   expect(new TextDecoder().decode(second.value)).toBe("data: second\n\n");
 }, 20_000);
 
 test("proxy.timeout's idle timer cuts a stream silent for longer than the timeout, and the upstream is told", async () => {
-  await using up = await startUpstream();
-  let ctl!: SseControl;
-  const got = new Promise<void>((r) =>
-    up.on("POST", "/v1/messages", () => {
-      ctl = sse();
-      r();
-      return ctl.response();
-    }),
-  );
-  await using s = await startSluice({
-    upstream: up.url,
-    dashboard: false,
-    config: { proxy: { timeout: 1 } },
-  });
-  const resP = fetch(`${s.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body });
-  await got;
-  ctl.send("data: first\n\n");
-  const res = await resP;
-  const reader = res.body!.getReader();
-  await reader.read();
-  await expect(reader.read()).rejects.toThrow();
-  await ctl.cancelled;
+  await using st = await openStream(1);
+  await expect(st.reader.read()).rejects.toThrow();
+  await st.ctl.cancelled;
 });
