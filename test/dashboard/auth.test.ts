@@ -88,6 +88,29 @@ function noCors(r: Response) {
   for (const [k] of r.headers) expect(k.toLowerCase().startsWith("access-control-")).toBe(false);
 }
 
+type Expected = Record<Cond, Record<Verb, [number, string?]>>;
+const everyVerb = (e: [number, string?]) =>
+  Object.fromEntries(VERBS.map((v) => [v, e])) as Record<Verb, [number, string?]>;
+
+/** The rows that do not depend on whether a password is set. */
+const SAME_EITHER_WAY: Pick<Expected, "foreign_host" | "foreign_origin" | "good"> = {
+  foreign_host: everyVerb([403, "forbidden_host"]),
+  foreign_origin: everyVerb([403, "forbidden_origin"]),
+  good: Object.fromEntries(VERBS.map((v) => [v, [OK[v]]])) as Record<Verb, [number]>,
+};
+
+/** One test per condition × verb: status, no CORS headers, and the error code where one is expected. */
+function matrix(expected: Expected, server: () => Server, auth: () => { cookie?: string; csrf?: string }) {
+  for (const cond of Object.keys(expected) as Cond[])
+    for (const verb of VERBS)
+      test(`${cond} × ${verb} → ${expected[cond][verb][0]}`, async () => {
+        const r = await call(server(), verb, cond, auth());
+        expect(r.status).toBe(expected[cond][verb][0]);
+        noCors(r);
+        if (expected[cond][verb][1]) expect((await r.json()).error.code).toBe(expected[cond][verb][1]);
+      });
+}
+
 describe("without a password", () => {
   let s: Server;
   let csrf = "";
@@ -97,7 +120,7 @@ describe("without a password", () => {
   });
   afterAll(() => s.stop());
 
-  const expected: Record<Cond, Record<Verb, [number, string?]>> = {
+  const expected: Expected = {
     none: {
       GET: [200],
       POST: [403, "csrf_failed"],
@@ -112,24 +135,13 @@ describe("without a password", () => {
       DELETE: [403, "csrf_failed"],
       SSE: [200],
     },
-    foreign_host: Object.fromEntries(VERBS.map((v) => [v, [403, "forbidden_host"]])) as Record<
-      Verb,
-      [number, string]
-    >,
-    foreign_origin: Object.fromEntries(VERBS.map((v) => [v, [403, "forbidden_origin"]])) as Record<
-      Verb,
-      [number, string]
-    >,
-    good: Object.fromEntries(VERBS.map((v) => [v, [OK[v]]])) as Record<Verb, [number]>,
+    ...SAME_EITHER_WAY,
   };
-  for (const cond of Object.keys(expected) as Cond[])
-    for (const verb of VERBS)
-      test(`${cond} × ${verb} → ${expected[cond][verb][0]}`, async () => {
-        const r = await call(s, verb, cond, { csrf });
-        expect(r.status).toBe(expected[cond][verb][0]);
-        noCors(r);
-        if (expected[cond][verb][1]) expect((await r.json()).error.code).toBe(expected[cond][verb][1]);
-      });
+  matrix(
+    expected,
+    () => s,
+    () => ({ csrf }),
+  );
 
   test("session endpoint hands out the CSRF token; login is not needed", async () => {
     const r = await (await fetch(`${s.base}/api/v1/auth/session`)).json();
@@ -205,7 +217,7 @@ describe("with a password", () => {
   });
   afterAll(() => s.stop());
 
-  const expected: Record<Cond, Record<Verb, [number, string?]>> = {
+  const expected: Expected = {
     none: {
       GET: [401, "unauthorized"],
       POST: [401, "unauthorized"],
@@ -220,24 +232,13 @@ describe("with a password", () => {
       DELETE: [403, "csrf_failed"],
       SSE: [200],
     },
-    foreign_host: Object.fromEntries(VERBS.map((v) => [v, [403, "forbidden_host"]])) as Record<
-      Verb,
-      [number, string]
-    >,
-    foreign_origin: Object.fromEntries(VERBS.map((v) => [v, [403, "forbidden_origin"]])) as Record<
-      Verb,
-      [number, string]
-    >,
-    good: Object.fromEntries(VERBS.map((v) => [v, [OK[v]]])) as Record<Verb, [number]>,
+    ...SAME_EITHER_WAY,
   };
-  for (const cond of Object.keys(expected) as Cond[])
-    for (const verb of VERBS)
-      test(`${cond} × ${verb} → ${expected[cond][verb][0]}`, async () => {
-        const r = await call(s, verb, cond, { cookie, csrf });
-        expect(r.status).toBe(expected[cond][verb][0]);
-        noCors(r);
-        if (expected[cond][verb][1]) expect((await r.json()).error.code).toBe(expected[cond][verb][1]);
-      });
+  matrix(
+    expected,
+    () => s,
+    () => ({ cookie, csrf }),
+  );
 
   test("exports are readable without a session (SPEC §5), other GETs are not", async () => {
     expect((await fetch(`${s.base}/api/v1/findings/export?format=json`)).status).toBe(200);
