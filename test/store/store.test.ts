@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { validateConfig } from "../../src/config/load.ts";
-import { Bus, type RequestEvent } from "../../src/core/bus.ts";
+import { Bus, type FindingEvent, type RequestEvent } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
@@ -30,6 +30,18 @@ function make(opts: { dir?: string; config?: Record<string, unknown>; maxQueue?:
   });
   open.push(store);
   return { dir, bus, log, store };
+}
+
+/** A finding event on the bus: defaults to an Anthropic HTTP request "r" of the default session. */
+function emitFinding(bus: Bus, over: Partial<FindingEvent> = {}): void {
+  bus.emit("finding", {
+    finding: finding(),
+    session: session(),
+    provider: "anthropic",
+    request_id: "r",
+    transport: "http",
+    ...over,
+  });
 }
 
 function request(over: Partial<RequestEvent> = {}): RequestEvent {
@@ -64,13 +76,7 @@ describe("schema", () => {
       "wal",
     );
     expect(statSync(join(dir, "sluice.db")).mode & 0o777).toBe(0o600);
-    bus.emit("finding", {
-      finding: finding(),
-      session: session(),
-      provider: "anthropic",
-      request_id: "r",
-      transport: "http",
-    });
+    emitFinding(bus);
     store.setSetting("proxy.mode", "passthrough");
     await store.close();
     open.pop();
@@ -111,21 +117,8 @@ describe("findings and sessions", () => {
   test("dedup on (content_hash, session_id) increments seen_count; another session is a new row", async () => {
     const { store, bus } = make();
     const f = finding();
-    for (let i = 0; i < 3; i++)
-      bus.emit("finding", {
-        finding: f,
-        session: session(),
-        provider: "anthropic",
-        request_id: `r${i}`,
-        transport: "http",
-      });
-    bus.emit("finding", {
-      finding: f,
-      session: session({ session_id: "sess-2" }),
-      provider: "anthropic",
-      request_id: "r9",
-      transport: "http",
-    });
+    for (let i = 0; i < 3; i++) emitFinding(bus, { finding: f, request_id: `r${i}` });
+    emitFinding(bus, { finding: f, session: session({ session_id: "sess-2" }), request_id: "r9" });
     await store.flush();
     const { findings, total } = store.findings.list({}, 10, 0);
     expect(total).toBe(2);
@@ -150,7 +143,7 @@ describe("findings and sessions", () => {
 
   test("system findings (mode_changed) do not create a session", async () => {
     const { store, bus } = make();
-    bus.emit("finding", {
+    emitFinding(bus, {
       finding: finding({ finding_type: "mode_changed", severity: "warning" }),
       session: session({ session_id: "system" }),
       provider: "unknown",
@@ -228,14 +221,7 @@ describe("audit trail", () => {
 describe("queue", () => {
   test("a full queue is counted, not silent", async () => {
     const { store, bus, log } = make({ maxQueue: 5 });
-    for (let i = 0; i < 12; i++)
-      bus.emit("finding", {
-        finding: finding(),
-        session: session(),
-        provider: "anthropic",
-        request_id: "r",
-        transport: "http",
-      });
+    for (let i = 0; i < 12; i++) emitFinding(bus);
     expect(store.queueStats().dropped).toBe(7);
     expect(log.recent.some((l) => l.includes("write queue full"))).toBe(true);
     await store.flush();
@@ -260,14 +246,7 @@ describe("queue", () => {
     let out = "";
     while (!out.includes("locked")) out += dec.decode((await reader.read()).value);
     const t0 = performance.now();
-    for (let i = 0; i < 200; i++)
-      bus.emit("finding", {
-        finding: finding(),
-        session: session(),
-        provider: "anthropic",
-        request_id: "r",
-        transport: "http",
-      });
+    for (let i = 0; i < 200; i++) emitFinding(bus);
     expect(performance.now() - t0).toBeLessThan(50);
     // Let a few drain attempts hit the lock.
     await new Promise<void>((resolve) => {
@@ -287,29 +266,11 @@ describe("queue", () => {
 describe("writer", () => {
   test("a bad event is skipped and counted; the good ones around it are written", async () => {
     const { store, bus } = make();
-    bus.emit("finding", {
-      finding: finding(),
-      session: session(),
-      provider: "anthropic",
-      request_id: "a",
-      transport: "http",
-    });
+    emitFinding(bus, { request_id: "a" });
     const bad = finding();
     (bad as { content_hash: unknown }).content_hash = null;
-    bus.emit("finding", {
-      finding: bad,
-      session: session(),
-      provider: "anthropic",
-      request_id: "b",
-      transport: "http",
-    });
-    bus.emit("finding", {
-      finding: finding(),
-      session: session(),
-      provider: "anthropic",
-      request_id: "c",
-      transport: "http",
-    });
+    emitFinding(bus, { finding: bad, request_id: "b" });
+    emitFinding(bus, { request_id: "c" });
     await store.flush();
     expect(store.findings.count()).toBe(2);
     expect(store.queueStats()).toMatchObject({ errors: 1, queued: 0 });
@@ -317,14 +278,7 @@ describe("writer", () => {
 
   test("writing a large backlog never holds the event loop for long", async () => {
     const { store, bus } = make({ maxQueue: 50_000 });
-    for (let i = 0; i < 20_000; i++)
-      bus.emit("finding", {
-        finding: finding(),
-        session: session({ session_id: `s${i % 100}` }),
-        provider: "anthropic",
-        request_id: "r",
-        transport: "http",
-      });
+    for (let i = 0; i < 20_000; i++) emitFinding(bus, { session: session({ session_id: `s${i % 100}` }) });
     let last = performance.now();
     let worst = 0;
     await new Promise<void>((resolve) => {
@@ -363,20 +317,8 @@ describe("rules", () => {
     store.reconcileConfigRules([]);
     expect(store.rules.get("acme-id")).toBeNull();
     expect(notified).toBe(3);
-    bus.emit("finding", {
-      finding: finding(),
-      session: session(),
-      provider: "anthropic",
-      request_id: "r",
-      transport: "http",
-    });
-    bus.emit("finding", {
-      finding: finding(),
-      session: session(),
-      provider: "anthropic",
-      request_id: "r",
-      transport: "http",
-    });
+    emitFinding(bus);
+    emitFinding(bus);
     expect(store.rules.get("aws-access-key")!.hit_count).toBe(0);
     store.flushHits();
     expect(store.rules.get("aws-access-key")!.hit_count).toBe(2);
@@ -386,13 +328,7 @@ describe("rules", () => {
 describe("retention", () => {
   test("rows older than store.retention_days are pruned", async () => {
     const { store, bus } = make({ config: { store: { retention_days: 7 } } });
-    bus.emit("finding", {
-      finding: finding(),
-      session: session(),
-      provider: "anthropic",
-      request_id: "r",
-      transport: "http",
-    });
+    emitFinding(bus);
     bus.emit("request", request());
     await store.flush();
     expect(store.prune(Date.now() + 3 * 86_400_000)).toBe(0);
