@@ -27,6 +27,16 @@ describe("community rule files", () => {
     });
   }
 
+  test("the start-up path (Bun.YAML) loads exactly what parseRuleFile (the yaml package) reads", () => {
+    const viaYamlPackage = builtinRuleFiles().flatMap((f) => {
+      const parsed = parseRuleFile(f.file, f.text, "builtin");
+      expect(parsed.problems).toEqual([]);
+      return parsed.rules;
+    });
+    expect(viaYamlPackage.length).toBeGreaterThan(50);
+    expect(loadBuiltinRules()).toEqual(viaYamlPackage);
+  });
+
   test("every rules/*.yaml file is embedded (rules/index.ts)", () => {
     const onDisk = readdirSync(RULES_DIR)
       .filter((f) => f.endsWith(".yaml"))
