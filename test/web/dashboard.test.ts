@@ -3,12 +3,14 @@
  * store seeded through the proxy. Fails (does not skip) when /usr/bin/chromium is missing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, BrowserContext, Page } from "playwright-core";
+import type { Browser, BrowserContext } from "playwright-core";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { startUpstream, type Upstream } from "../helpers/upstream.ts";
-import { launchBrowser, type PageProblems, watchPage } from "./browser.ts";
-import { answerProviders, fakeAwsKey, seed, sendAnthropic } from "./seed.ts";
+import type { Upstream } from "../helpers/upstream.ts";
+import { watchPage } from "./browser.ts";
+import { startWebEnv, type WebEnv } from "./env.ts";
+import { fakeAwsKey, seed, sendAnthropic } from "./seed.ts";
 
+let env: WebEnv;
 let up: Upstream;
 let s: InProcessSluice;
 let browser: Browser;
@@ -16,36 +18,18 @@ let base: string;
 /** Per-test limit: a browser on a busy 2-core machine. */
 const T = 30_000;
 
-async function apiGet<T>(path: string): Promise<T> {
-  const r = await fetch(`${base}/api/v1${path}`);
-  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-}
-
-async function openPage(hash: string, ctx?: BrowserContext): Promise<{ page: Page; problems: PageProblems }> {
-  const page = await (ctx ?? browser).newPage({ viewport: { width: 1280, height: 900 } });
-  const problems = watchPage(page);
-  page.setDefaultTimeout(10_000);
-  await page.goto(`${base}/#/${hash}`);
-  return { page, problems };
-}
+const apiGet = <T>(path: string) => env.apiGet<T>(path);
+const openPage = (hash: string, ctx?: BrowserContext) => env.open(hash, ctx);
 
 beforeAll(async () => {
-  up = await startUpstream();
-  answerProviders(up);
-  s = await startSluice({ upstream: up.url });
-  base = s.dashboardUrl!;
-  browser = await launchBrowser();
+  env = await startWebEnv();
+  ({ up, s, browser, base } = env);
   const statuses = await seed(s.proxyUrl);
   expect(statuses.every((c) => c === 200 || c === 403)).toBe(true);
   await s.runtime.store.flush();
 }, T);
 
-afterAll(async () => {
-  await browser?.close();
-  await s?.stop();
-  await up?.[Symbol.asyncDispose]?.();
-});
+afterAll(() => env?.close());
 
 describe("dashboard pages", () => {
   test(

@@ -4,46 +4,27 @@
  * edit allowlists, search the audit log, and get around with the keyboard only.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Browser, Page } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { startUpstream, type Upstream } from "../helpers/upstream.ts";
-import { launchBrowser, type PageProblems, watchPage } from "./browser.ts";
-import {
-  answerProviders,
-  fakeAwsKey,
-  fakeGithubToken,
-  sendAnthropic,
-  sendGemini,
-  sendOpenAI,
-} from "./seed.ts";
+import type { Upstream } from "../helpers/upstream.ts";
+import { watchPage } from "./browser.ts";
+import { startWebEnv, type WebEnv } from "./env.ts";
+import { fakeAwsKey, fakeGithubToken, sendAnthropic, sendGemini, sendOpenAI } from "./seed.ts";
 
 const T = 30_000;
+let env: WebEnv;
 let up: Upstream;
 let s: InProcessSluice;
 let browser: Browser;
 let base: string;
 const sent: string[] = [];
 
-async function apiGet<T>(path: string): Promise<T> {
-  const r = await fetch(`${base}/api/v1${path}`);
-  if (!r.ok) throw new Error(`GET ${path}: ${r.status} ${await r.text()}`);
-  return (await r.json()) as T;
-}
-
-async function open(hash: string): Promise<{ page: Page; problems: PageProblems }> {
-  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-  const problems = watchPage(page);
-  page.setDefaultTimeout(10_000);
-  await page.goto(`${base}/#/${hash}`);
-  return { page, problems };
-}
+const apiGet = <T>(path: string) => env.apiGet<T>(path);
+const open = (hash: string) => env.open(hash);
 
 beforeAll(async () => {
-  up = await startUpstream();
-  answerProviders(up);
-  s = await startSluice({ upstream: up.url });
-  base = s.dashboardUrl!;
-  browser = await launchBrowser();
+  env = await startWebEnv();
+  ({ up, s, browser, base } = env);
   const texts = [
     `aws ${fakeAwsKey()}`,
     `gh ${fakeGithubToken()}`,
@@ -59,11 +40,7 @@ beforeAll(async () => {
   await s.runtime.store.flush();
 }, T);
 
-afterAll(async () => {
-  await browser?.close();
-  await s?.stop();
-  await up?.[Symbol.asyncDispose]?.();
-});
+afterAll(() => env?.close());
 
 describe("findings", () => {
   test(
