@@ -152,6 +152,32 @@ export function connectHint(proxy = "http://127.0.0.1:8080"): HTMLElement {
 }
 
 /** Debounce for search boxes. */
+/** "← Previous" and "Next →" for a list shown `limit` rows at a time; `go` receives the new offset. */
+export function pageButtons(
+  offset: number,
+  limit: number,
+  total: number,
+  go: (offset: number) => void,
+): HTMLElement[] {
+  return [
+    h(
+      "button",
+      {
+        class: "btn",
+        type: "button",
+        disabled: offset === 0,
+        onclick: () => go(Math.max(0, offset - limit)),
+      },
+      "← Previous",
+    ),
+    h(
+      "button",
+      { class: "btn", type: "button", disabled: offset + limit >= total, onclick: () => go(offset + limit) },
+      "Next →",
+    ),
+  ];
+}
+
 export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number): (...a: A) => void {
   let t: ReturnType<typeof setTimeout> | undefined;
   return (...a: A) => {

@@ -1,6 +1,19 @@
 /** Audit and logs: the audit table with filters and export, and the application log tail, followed live. */
 import { downloadUrl, get } from "../api.ts";
-import { ago, badge, connectHint, debounce, empty, field, h, mount, num, select, when } from "../dom.ts";
+import {
+  ago,
+  badge,
+  connectHint,
+  debounce,
+  empty,
+  field,
+  h,
+  mount,
+  num,
+  pageButtons,
+  select,
+  when,
+} from "../dom.ts";
 import { fail } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
@@ -121,32 +134,10 @@ export async function auditPage(ctx: PageCtx) {
     mount(
       pager,
       h("span", { class: "muted" }, `${num(total)} requests`),
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          disabled: offset === 0,
-          onclick: () => {
-            offset = Math.max(0, offset - limit);
-            void load();
-          },
-        },
-        "← Previous",
-      ),
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          disabled: offset + limit >= total,
-          onclick: () => {
-            offset += limit;
-            void load();
-          },
-        },
-        "Next →",
-      ),
+      ...pageButtons(offset, limit, total, (o) => {
+        offset = o;
+        void load();
+      }),
     );
   };
 

@@ -3,7 +3,20 @@
  * the current filter, and one-click allowlisting of a value pattern or disabling of the rule.
  */
 import { downloadUrl, get } from "../api.ts";
-import { ago, badge, connectHint, empty, field, h, mount, num, select, shortPreview, when } from "../dom.ts";
+import {
+  ago,
+  badge,
+  connectHint,
+  empty,
+  field,
+  h,
+  mount,
+  num,
+  pageButtons,
+  select,
+  shortPreview,
+  when,
+} from "../dom.ts";
 import { fail } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
@@ -313,32 +326,10 @@ export async function findingsPage(ctx: PageCtx) {
         }),
       ),
       h("span", { class: "muted" }, `Page ${page} of ${pages}`),
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          disabled: offset === 0,
-          onclick: () => {
-            offset = Math.max(0, offset - limit);
-            void load();
-          },
-        },
-        "← Previous",
-      ),
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          disabled: offset + limit >= total,
-          onclick: () => {
-            offset += limit;
-            void load();
-          },
-        },
-        "Next →",
-      ),
+      ...pageButtons(offset, limit, total, (o) => {
+        offset = o;
+        void load();
+      }),
     );
   };
 

@@ -3,7 +3,7 @@
  * custom rule creation with a live pattern test, and rule statistics.
  */
 import { del, get, post, put } from "../api.ts";
-import { debounce, field, h, mount, num, select } from "../dom.ts";
+import { debounce, field, h, mount, num, pageButtons, select } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import { type PageCtx, replaceParams } from "../state.ts";
 import { DETECTORS, type List, RULE_ACTIONS, type Rule, type RuleStats, SEVERITIES } from "../types.ts";
@@ -332,32 +332,10 @@ export async function rulesPage(ctx: PageCtx) {
         }),
       ),
       h("span", { class: "muted" }, `${offset + 1}–${Math.min(total, offset + limit)} of ${num(total)}`),
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          disabled: offset === 0,
-          onclick: () => {
-            offset = Math.max(0, offset - limit);
-            void load();
-          },
-        },
-        "← Previous",
-      ),
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          disabled: offset + limit >= total,
-          onclick: () => {
-            offset += limit;
-            void load();
-          },
-        },
-        "Next →",
-      ),
+      ...pageButtons(offset, limit, total, (o) => {
+        offset = o;
+        void load();
+      }),
     );
   };
 
