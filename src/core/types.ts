@@ -23,7 +23,9 @@ export function strongest(a: Action, b: Action): Action {
 
 export const PROVIDERS = ["anthropic", "openai", "gemini"] as const;
 export type Provider = (typeof PROVIDERS)[number];
-export type ProviderLabel = Provider | "unknown";
+/** A provider, or "unknown" for a request no provider claims (as stored, filtered and counted). */
+export const PROVIDER_LABELS = [...PROVIDERS, "unknown"] as const;
+export type ProviderLabel = (typeof PROVIDER_LABELS)[number];
 
 export const VALIDATORS = ["luhn", "ssn_range", "iban_mod97", "exclude_private_ips"] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];

@@ -2,12 +2,11 @@
  * Prometheus text exposition of `GET /metrics` (SPEC §4, prefix `sluice_`): every metric with its
  * `# HELP` and `# TYPE` lines, label sets pre-seeded so a fresh process shows zeros.
  */
-import type { Action, ProviderLabel } from "../core/types.ts";
+import { type Action, PROVIDER_LABELS, type ProviderLabel } from "../core/types.ts";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 const REQUEST_ACTIONS = ["pass", "log", "alert", "block", "redact"] as const;
-const PROVIDER_LABELS = ["anthropic", "openai", "gemini", "unknown"] as const;
 
 function esc(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');

@@ -3,7 +3,7 @@
  * connections and MCP events. Every list answers `{<items>, total, limit, offset}`.
  */
 import type { Elysia } from "elysia";
-import { ACTIONS, DETECTORS, PROVIDERS, SEVERITIES } from "../../core/types.ts";
+import { ACTIONS, DETECTORS, PROVIDER_LABELS, SEVERITIES } from "../../core/types.ts";
 import { AUDIT_FIELDS, type AuditFilter, FINDING_FIELDS, type FindingFilter } from "../../store/repos.ts";
 import type { Ctx } from "../context.ts";
 import {
@@ -16,8 +16,6 @@ import {
   type Query,
   strParam,
 } from "../http.ts";
-
-const PROVIDER_LABELS = [...PROVIDERS, "unknown"] as const;
 
 export function findingFilter(q: Query): FindingFilter {
   return {
