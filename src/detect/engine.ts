@@ -541,6 +541,7 @@ export function findRuns(text: string, min: number): number[] {
 const COUNTED_INDEX = new Int8Array(65536).fill(-1);
 for (let c = 48; c <= 57; c++) COUNTED_INDEX[c] = 0;
 for (let k = 1; k < COUNTED.length - 1; k++) COUNTED_INDEX[COUNTED.charCodeAt(k)] = k;
+const NCOUNTED = COUNTED.length;
 /** Index of '~' (any separator) in COUNTED. */
 const ANY_SEP = COUNTED.length - 1;
 
@@ -578,32 +579,45 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
     // in parentheses has digits, but never fifteen of them between two letters.
     const stretch = new Int32Array(COUNTED.length);
     const best = new Int32Array(COUNTED.length);
+    const touched = new Int32Array(COUNTED.length);
     let m: RegExpExecArray | null;
     while ((m = DIGIT_CLUSTER.exec(text)) !== null) {
       const s = m.index;
       const e = s + m[0].length;
       // Count the cluster's digits and separators (with a little context) once, then run only the
       // rules whose matches could fit: an SSN needs nine digits and two '-', a card fifteen digits.
-      counts.fill(0);
-      stretch.fill(0);
-      best.fill(0);
+      for (let q = 0; q < NCOUNTED; q++) {
+        counts[q] = 0;
+        best[q] = 0;
+      }
       const lo = Math.max(0, s - 2);
       const hi = Math.min(text.length, e + 2);
+      // `stretch` holds the counts of the current letter-free stretch; only the entries it touched
+      // are folded into `best` and cleared when a letter (or other character) ends it.
+      let touchedN = 0;
       for (let k = lo; k < hi; k++) {
         const idx = COUNTED_INDEX[text.charCodeAt(k)]!;
         if (idx >= 0) {
           counts[idx]!++;
-          stretch[idx]!++;
+          if (stretch[idx]!++ === 0) touched[touchedN++] = idx;
           if (idx > 0) {
             counts[ANY_SEP]!++;
-            stretch[ANY_SEP]!++;
+            if (stretch[ANY_SEP]!++ === 0) touched[touchedN++] = ANY_SEP;
           }
-        } else {
-          for (let q = 0; q < best.length; q++) if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
-          stretch.fill(0);
+        } else if (touchedN > 0) {
+          for (let t = 0; t < touchedN; t++) {
+            const q = touched[t]!;
+            if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
+            stretch[q] = 0;
+          }
+          touchedN = 0;
         }
       }
-      for (let q = 0; q < best.length; q++) if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
+      for (let t = 0; t < touchedN; t++) {
+        const q = touched[t]!;
+        if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
+        stretch[q] = 0;
+      }
       for (const ri of engine.digitRules) {
         const rule = engine.rules[ri]!;
         const needs = rule.needs!;
