@@ -98,6 +98,14 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
   const started = Date.now();
   const onClientAbort = () => ctl?.abort(new Error("client closed"));
   input.clientSignal.addEventListener("abort", onClientAbort);
+  /** Abort the exchange after `ms`, remembering which timer fired. */
+  const abortAfter = (which: TimeoutError["which"], ms: number) =>
+    setTimeout(() => {
+      timeoutHit = new TimeoutError(which);
+      ctl.abort(timeoutHit);
+    }, ms);
+  /** What is left of the total timer (at least 1 ms). */
+  const totalLeft = () => Math.max(1, timers.totalMs - (Date.now() - started));
 
   const fail = (status: number, message: string, error: string): ForwardResult => {
     release?.();
@@ -118,13 +126,7 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
     const warm = usePool && input.pool.hasWarmConnection(host);
     // Pooled connections idle for longer than 2 × timeout are evicted: start on a fresh one.
     const fresh = !usePool || input.pool.idleExpired(host);
-    const headersTimer = setTimeout(
-      () => {
-        timeoutHit = new TimeoutError("headers");
-        ctl.abort(timeoutHit);
-      },
-      Math.min(timers.headersMs, Math.max(1, timers.totalMs - (Date.now() - started))),
-    );
+    const headersTimer = abortAfter("headers", Math.min(timers.headersMs, totalLeft()));
     try {
       upstreamRes = await fetch(input.url, {
         method: input.method,
@@ -172,13 +174,7 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
 
   // Non-streaming: read the whole body under the total timer, then answer with the same bytes.
   if (!input.streaming && !eventStream) {
-    const totalTimer = setTimeout(
-      () => {
-        timeoutHit = new TimeoutError("total");
-        ctl.abort(timeoutHit);
-      },
-      Math.max(1, timers.totalMs - (Date.now() - started)),
-    );
+    const totalTimer = abortAfter("total", totalLeft());
     try {
       const bytes = res.body ? new Uint8Array(await res.arrayBuffer()) : null;
       clearTimeout(totalTimer);
@@ -215,17 +211,8 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
     input.clientSignal.removeEventListener("abort", onClientAbort);
     settle({ status, error, responseBytes: bytes });
   };
-  const idleTimer = setTimeout(() => {
-    timeoutHit = new TimeoutError("idle");
-    ctl.abort(timeoutHit);
-  }, timers.idleMs);
-  const totalTimer = setTimeout(
-    () => {
-      timeoutHit = new TimeoutError("total");
-      ctl.abort(timeoutHit);
-    },
-    Math.max(1, timers.totalMs - (Date.now() - started)),
-  );
+  const idleTimer = abortAfter("idle", timers.idleMs);
+  const totalTimer = abortAfter("total", totalLeft());
   if (!res.body) {
     finish(null);
     return { response: new Response(null, { status, statusText: res.statusText, headers }), done };
