@@ -79,8 +79,13 @@ export class LiveHub {
     readonly store: Store,
     readonly opts: { heartbeatMs?: number; pollMs?: number } = {},
   ) {
+    // Every proxied request emits: build the payload only when someone is watching.
     for (const name of EVENTS)
-      this.#unsub.push(bus.on(name, (ev) => this.broadcast(name, livePayload(name, ev as never))));
+      this.#unsub.push(
+        bus.on(name, (ev) => {
+          if (this.#clients.size > 0) this.broadcast(name, livePayload(name, ev as never));
+        }),
+      );
   }
 
   get size(): number {
