@@ -6,7 +6,7 @@
 import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import { forwardText, isInitialize, oneLine, requestIds, tlsInit, transportError } from "./http-common.ts";
+import { forwardText, oneLine, requestsIn, tlsInit, transportError } from "./http-common.ts";
 import { idKey } from "./jsonrpc.ts";
 import { SseParser } from "./sse.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
@@ -107,9 +107,9 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     }
   };
 
-  const post = async (body: string) => {
-    const ids = requestIds(body);
-    const isInit = !sessionId && isInitialize(body);
+  const post = async (body: string, sent = requestsIn(body)) => {
+    const { ids } = sent;
+    const isInit = !sessionId && sent.initialize;
     const ac = new AbortController();
     for (const id of ids) aborts.set(idKey(id), ac);
     try {
@@ -195,8 +195,9 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     if (fwd === null) return;
     onCancelled(fwd);
     // The initialize exchange must finish before anything else is sent (it creates the session).
-    const p = post(fwd);
-    if (!sessionId && isInitialize(fwd)) await p;
+    const sent = requestsIn(fwd);
+    const p = post(fwd, sent);
+    if (!sessionId && sent.initialize) await p;
     else {
       inflight.add(p);
       void p.finally(() => inflight.delete(p));

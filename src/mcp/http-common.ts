@@ -23,31 +23,22 @@ export function cleanHeaders(from: Headers): Headers {
   return withoutHopByHop(from, RECOMPUTED);
 }
 
-/** The ids of the requests in a message (one or a batch). */
-export function requestIds(text: string): JsonRpcId[] {
+/** The requests in a message (one or a batch): their ids, and whether one is `initialize`. */
+export function requestsIn(text: string): { ids: JsonRpcId[]; initialize: boolean } {
+  const out = { ids: [] as JsonRpcId[], initialize: false };
+  let v: unknown;
   try {
-    const v = JSON.parse(text) as unknown;
-    return (Array.isArray(v) ? v : [v]).flatMap((m) => {
-      const c = classify(m);
-      return c.kind === "request" ? [c.msg.id] : [];
-    });
+    v = JSON.parse(text);
   } catch {
-    return [];
+    return out;
   }
-}
-
-/** True when the message is (or a batch holds) an `initialize` request. */
-export function isInitialize(text: string): boolean {
-  if (!text.includes("initialize")) return false;
-  try {
-    const v = JSON.parse(text) as unknown;
-    return (Array.isArray(v) ? v : [v]).some((m) => {
-      const c = classify(m);
-      return c.kind === "request" && c.msg.method === "initialize";
-    });
-  } catch {
-    return false;
+  for (const m of Array.isArray(v) ? v : [v]) {
+    const c = classify(m);
+    if (c.kind !== "request") continue;
+    out.ids.push(c.msg.id);
+    if (c.msg.method === "initialize") out.initialize = true;
   }
+  return out;
 }
 
 /** A JSON-RPC error for a request that could not reach the server (not a sluice block). */

@@ -7,7 +7,7 @@ import type { Server } from "bun";
 import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { McpSession } from "./core.ts";
-import { cleanHeaders, filterSse, forwardText, requestIds, tlsInit, transportError } from "./http-common.ts";
+import { cleanHeaders, filterSse, forwardText, requestsIn, tlsInit, transportError } from "./http-common.ts";
 
 export interface ReverseOptions {
   host: string;
@@ -119,7 +119,7 @@ export function startReverseProxy(opts: ReverseOptions): Server<undefined> {
         });
       } catch (err) {
         log.warn(`cannot reach MCP server: ${(err as Error).message}`, { upstream: upstream.href });
-        const errs = requestIds(fwd).map((id) =>
+        const errs = requestsIn(fwd).ids.map((id) =>
           transportError(id, `sluice could not reach the MCP server: ${(err as Error).message}`),
         );
         return jsonResponse(errs.length === 1 && !batch ? errs[0]! : `[${errs.join(",")}]`, 502);
