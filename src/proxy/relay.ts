@@ -12,7 +12,7 @@ import type { Logger } from "../core/log.ts";
 import type { Provider } from "../core/types.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { providerError, unknownProviderResponse } from "./errors.ts";
-import { forward, upstreamUrl } from "./forward.ts";
+import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { sessionContext } from "./session.ts";
@@ -182,30 +182,27 @@ export class Relay {
     const streaming =
       isStreamingRequest(url.pathname, url.search, undefined) ||
       /"stream"\s*:\s*true/.test(body ? new TextDecoder().decode(body) : "");
-    const timers = {
-      headersMs: cfg.relay.timeout * 1000,
-      idleMs: cfg.relay.timeout * 1000,
-      totalMs: cfg.relay.timeout * 5000,
-    };
-    if (this.state === "healthy") {
-      const headers = upstreamRequestHeaders(req.headers);
-      headers.set("x-request-id", id);
-      const ip = server.requestIP(req)?.address;
-      if (ip) headers.set("x-forwarded-for", ip);
-      const result = await forward({
+    const send = (to: URL, headers: Headers, retries: number) =>
+      forward({
         provider,
-        url: new URL(url.pathname + url.search, this.opts.engineUrl),
+        url: to,
         method: req.method,
         headers,
         body,
         streaming,
         clientSignal: req.signal,
-        timers,
-        retries: 0,
+        timers: timersFor(cfg.relay.timeout),
+        retries,
         tls: this.opts.tls(),
         pool: this.opts.pool(),
         log: this.opts.log,
       });
+    if (this.state === "healthy") {
+      const headers = upstreamRequestHeaders(req.headers);
+      headers.set("x-request-id", id);
+      const ip = server.requestIP(req)?.address;
+      if (ip) headers.set("x-forwarded-for", ip);
+      const result = await send(new URL(url.pathname + url.search, this.opts.engineUrl), headers, 0);
       // The engine went away between two health checks: fall through to fail_mode. (A 502 the engine
       // itself answered, for an unreachable provider, is passed on as it is.)
       if (!result.failure) return result.response;
@@ -217,20 +214,11 @@ export class Relay {
         "sluice: the inspection engine is unavailable and fail_mode is closed; the request was not sent",
       );
     this.opts.log.warn(`engine unavailable: forwarding ${id} to ${provider} uninspected (fail_mode open)`);
-    const direct = await forward({
-      provider,
-      url: upstreamUrl(cfg.providers[provider].upstream, url.pathname + url.search),
-      method: req.method,
-      headers: upstreamRequestHeaders(req.headers),
-      body,
-      streaming,
-      clientSignal: req.signal,
-      timers,
-      retries: cfg.proxy.retries,
-      tls: this.opts.tls(),
-      pool: this.opts.pool(),
-      log: this.opts.log,
-    });
+    const direct = await send(
+      upstreamUrl(cfg.providers[provider].upstream, url.pathname + url.search),
+      upstreamRequestHeaders(req.headers),
+      cfg.proxy.retries,
+    );
     return direct.response;
   }
 
