@@ -10,6 +10,7 @@ import { getKey, sanitizeConfig, unflatten, unknownKeys } from "../../config/loa
 import type { Config } from "../../config/schema.ts";
 import type { ProxyMode } from "../../core/runtime.ts";
 import { DETECTORS, RULE_ACTIONS } from "../../core/types.ts";
+import { globMatch } from "../../policy/allowlist.ts";
 import { ALLOWLIST_TYPES, type AllowlistType } from "../../store/repos.ts";
 import type { Ctx } from "../context.ts";
 import { ApiError, badRequest, notFound, objectBody } from "../http.ts";
@@ -69,19 +70,6 @@ function pipelineView(cfg: Config, ctx: Ctx) {
       },
     ],
   };
-}
-
-/** Glob (`*`, `?`) or exact match, as allowlist patterns are written. */
-export function allowlistMatch(pattern: string, value: string): boolean {
-  if (!/[*?]/.test(pattern)) return pattern === value;
-  const re = new RegExp(
-    `^${pattern
-      .replace(/[.+^${}()|[\]\\]/g, "\\$&")
-      .replace(/\*/g, ".*")
-      .replace(/\?/g, ".")}$`,
-    "s",
-  );
-  return re.test(value);
 }
 
 export function settingsRoutes(app: Elysia, ctx: Ctx): void {
@@ -302,12 +290,12 @@ export function settingsRoutes(app: Elysia, ctx: Ctx): void {
       const hit =
         (exactHash !== null && f.content_hash === exactHash) ||
         [f.path, f.working_directory, f.preview].some(
-          (v) => typeof v === "string" && v !== "" && allowlistMatch(pattern, v),
+          (v) => typeof v === "string" && v !== "" && globMatch(pattern, v),
         );
       if (hit) matches.push(f);
     }
     return {
-      value_match: typeof raw.value === "string" ? allowlistMatch(pattern, raw.value) : false,
+      value_match: typeof raw.value === "string" ? globMatch(pattern, raw.value) : false,
       matches,
       match_count: matches.length,
     };
