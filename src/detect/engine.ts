@@ -18,6 +18,7 @@ import {
   COUNTED,
   findAnchor,
   firstChars,
+  leadingSets,
   minCounts,
   type Node,
   parseRegex,
@@ -39,7 +40,7 @@ export interface CompiledRule {
   re: RegExp;
   /** The same pattern, sticky: tried exactly at a prefix anchor's position. */
   sticky: RegExp;
-  trigger: "anchor" | "digits" | "full";
+  trigger: "anchor" | "digits" | "class" | "full";
   anchor: Anchor | null;
   keywords: string[] | null;
   /** Builtin rules are trusted to be linear; others run over bounded chunks. */
@@ -70,6 +71,18 @@ interface AnchorLit {
   uses: AnchorUse[];
 }
 
+/**
+ * A rule without a literal whose first three characters come from small classes (an IBAN starts
+ * with two capital letters and a digit): its trigrams go into the same bit set as the literals', and
+ * the rule runs sticky where the three characters fit, instead of over the whole text.
+ */
+interface ClassAnchor {
+  rule: number;
+  c0: Uint8Array;
+  c1: Uint8Array;
+  c2: Uint8Array;
+}
+
 export interface CompileProblem {
   rule: string;
   message: string;
@@ -87,6 +100,7 @@ export interface Engine {
   /** Anchors of one character (e.g. "@"): char → uses. */
   single: Map<string, AnchorUse[]>;
   digitRules: number[];
+  classAnchors: ClassAnchor[];
   fullRules: number[];
   problems: CompileProblem[];
 }
@@ -103,6 +117,8 @@ const FULL_CHUNK = 16 * 1024;
 const FULL_OVERLAP = 512;
 
 const DIGIT_OK = new Set([..."0123456789+( "]);
+/** Most trigrams a class anchor may add to the bit set (an IBAN adds 26 x 26 x 10 = 6,760). */
+const MAX_CLASS_TRIGRAMS = 8192;
 
 /** Trigrams that are everywhere in code and prose; a literal is better anchored elsewhere. */
 const COMMON_TRIGRAM =
@@ -139,8 +155,10 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
   const litMap = new Map<string, AnchorLit>();
   const single = new Map<string, AnchorUse[]>();
   const digitRules: number[] = [];
+  const classAnchors: ClassAnchor[] = [];
   const fullRules: number[] = [];
 
+  const classCodes: number[][][] = [];
   const addLit = (lit: string, ci: boolean, use: AnchorUse) => {
     const key = ci ? `i:${lit.toLowerCase()}` : `s:${lit}`;
     let al = litMap.get(key);
@@ -216,6 +234,32 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
     } else if (ast) {
       const fc = firstChars(ast);
       if (fc && fc.size > 0 && [...fc].every((c) => DIGIT_OK.has(c))) trigger = "digits";
+      // Only trusted rules: an untrusted pattern run sticky could scan far past its start, so user
+      // rules without a literal keep their bounded chunks.
+      const lead = trigger === "full" && trusted(def) ? leadingSets(ast, 3) : null;
+      if (lead) {
+        const sets = lead.map((chars) => {
+          const t = new Uint8Array(65536);
+          for (const ch of chars) {
+            t[ch.charCodeAt(0)] = 1;
+            if (ci) {
+              t[ch.toLowerCase().charCodeAt(0)] = 1;
+              t[ch.toUpperCase().charCodeAt(0)] = 1;
+            }
+          }
+          return t;
+        });
+        const codes = sets.map((t) => {
+          const out: number[] = [];
+          for (let c = 0; c < 65536; c++) if (t[c] === 1) out.push(c);
+          return out;
+        });
+        if (codes[0]!.length * codes[1]!.length * codes[2]!.length <= MAX_CLASS_TRIGRAMS) {
+          trigger = "class";
+          classAnchors.push({ rule: rules.length, c0: sets[0]!, c1: sets[1]!, c2: sets[2]! });
+          classCodes.push(codes);
+        }
+      }
     }
     if (trigger === "digits") digitRules.push(index);
     if (trigger === "full") fullRules.push(index);
@@ -270,7 +314,14 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
       tri[h >> 5]! |= 1 << (h & 31);
     }
   }
-  return { rules, bigram, third, tri, bigramLits, single, digitRules, fullRules, problems };
+  for (const [a, b, c] of classCodes)
+    for (const x of a!)
+      for (const y of b!)
+        for (const z of c!) {
+          const h = triHash(x & 255, y & 255, z & 255);
+          tri[h >> 5]! |= 1 << (h & 31);
+        }
+  return { rules, bigram, third, tri, bigramLits, single, digitRules, classAnchors, fullRules, problems };
 }
 
 const TRI_MASK = (1 << 18) - 1;
@@ -416,8 +467,19 @@ function mainLoop(st: State): void {
     const th = triHash(text.charCodeAt(i - 2) & 255, text.charCodeAt(i - 1) & 255, z);
     if ((tri[th >> 5]! & (1 << (th & 31))) !== 0) hits.push(i - 2);
   }
+  const { classAnchors } = engine;
   for (let k = 0; k < hits.length; k++) {
     const pos = hits[k]!;
+    for (let ci = 0; ci < classAnchors.length; ci++) {
+      const ca = classAnchors[ci]!;
+      if (
+        ca.c0[text.charCodeAt(pos)] === 1 &&
+        ca.c1[text.charCodeAt(pos + 1)] === 1 &&
+        ca.c2[text.charCodeAt(pos + 2)] === 1 &&
+        pos >= st.lastEnd[ca.rule]!
+      )
+        runAt(st, ca.rule, pos);
+    }
     const slot = bigram[((text.charCodeAt(pos) & 255) << 8) | (text.charCodeAt(pos + 1) & 255)]!;
     if (slot === 0) continue;
     const z = pos + 2 < n ? text.charCodeAt(pos + 2) & 255 : 0;

@@ -615,3 +615,34 @@ export function minCounts(n: Node): Map<string, number> {
     }
   }
 }
+
+/**
+ * The character sets of a match's first `k` characters, when each is fixed by the pattern's leading
+ * items (single characters, classes, and classes repeated an exact number of times; zero-width
+ * assertions skipped): `\b[A-Z]{2}\d{2}` gives [A-Z], [A-Z], [0-9]. Null when a position is
+ * uncertain (an optional or variable repetition, an alternation) or a set is unknown.
+ */
+export function leadingSets(n: Node, k = 3): string[][] | null {
+  const out: string[][] = [];
+  for (const item of topSeq(n)) {
+    let it = item;
+    while (it.t === "group") it = it.node;
+    if (it.t === "zero") continue;
+    let inner: Node = it;
+    let min = 1;
+    let max = 1;
+    if (it.t === "quant") {
+      inner = it.node;
+      while (inner.t === "group") inner = inner.node;
+      min = it.min;
+      max = it.max;
+    }
+    if (inner.t !== "char" || min === 0) return null;
+    const set = inner.chars ?? inner.set;
+    if (!set || set.length === 0) return null;
+    for (let r = 0; r < min && out.length < k; r++) out.push(set);
+    if (out.length >= k) return out;
+    if (max !== min) return null;
+  }
+  return null;
+}

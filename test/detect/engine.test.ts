@@ -13,7 +13,7 @@ import {
   scanText,
   shannonEntropy,
 } from "../../src/detect/engine.ts";
-import { checkUserPattern } from "../../src/detect/pattern.ts";
+import { checkUserPattern, compilePattern } from "../../src/detect/pattern.ts";
 import { findAnchor, parseRegex } from "../../src/detect/regex-ast.ts";
 
 const engine = compileRules(loadBuiltinRules());
@@ -57,6 +57,36 @@ describe("anchors", () => {
     expect(a.literals).toEqual(lits);
     expect(a.back).toBe(back);
   });
+  test("trusted patterns starting with three small classes run where a class trigram fits (IBAN)", () => {
+    const defs = [
+      rule({ name: "word", source: "builtin", pattern: "\\b[A-Z]{2}[0-9]{2}[A-Z0-9]{4}\\b" }),
+      rule({ name: "ci", source: "builtin", pattern: "(?i)\\b[a-k][p-z]\\d\\w{3}" }),
+      rule({ name: "var", source: "builtin", pattern: "[A-Z]{1,2}[0-9]{3}" }),
+      rule({ name: "user", pattern: "[A-Z]{2}[0-9]{2}" }),
+    ];
+    const e = compileRules(defs);
+    expect(e.rules.map((r) => r.trigger)).toEqual(["class", "class", "full", "full"]);
+    const text =
+      "AB12CDEF at start, xAB12CDEF inside a word, ZZ99ZZZZ. bY7abc, CX1zzz, kz9_q1; QQ123 QQQ123 ÅB12CDEF";
+    const naive = (t: string) =>
+      defs.flatMap((d) =>
+        [...t.matchAll(compilePattern(d.pattern, "g"))].map(
+          (m) => `${d.name}@${m.index}-${m.index! + m[0].length}`,
+        ),
+      );
+    const fast = (t: string, bounds?: number[]) =>
+      scanText(e, t, { encoding: null, bounds }).map((m) => `${m.rule.name}@${m.start}-${m.end}`);
+    expect(fast(text).sort()).toEqual(naive(text).sort());
+    expect(fast("AB12CDEF").sort()).toEqual(["word@0-8", "user@0-4"].sort());
+    // Two segments batched: a match never crosses the boundary, and both ends of each are seen.
+    const a = "xx AB12";
+    const b = "CDEF GH34IJKL";
+    const joined = `${a}\n\u0000\n${b}`;
+    expect(
+      fast(joined, [0, a.length, a.length + 3, joined.length]).filter((m) => m.startsWith("word")),
+    ).toEqual([`word@${a.length + 8}-${a.length + 16}`]);
+  });
+
   test("patterns without a literal use the digit prefilter or a full pass", () => {
     const e = compileRules([
       rule({ name: "ssn", pattern: "\\b\\d{3}-\\d{2}-\\d{4}\\b" }),
