@@ -126,6 +126,12 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   app.post("/api/v1/rules/analysis", unavailable);
   app.post("/api/v1/rules/analysis/dismiss", unavailable);
 
+  const ruleOr404 = (name: string) => {
+    const r = store.rules.get(name);
+    if (!r) throw notFound(`rule ${JSON.stringify(name)}`);
+    return r;
+  };
+
   app.post("/api/v1/rules", ({ body, set }) => {
     const raw = objectBody(body);
     checkAction(raw);
@@ -179,26 +185,21 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
     };
   });
 
-  app.get("/api/v1/rules/:name", ({ params }) => {
-    const r = store.rules.get(params.name);
-    if (!r) throw notFound(`rule ${JSON.stringify(params.name)}`);
-    return r;
-  });
+  app.get("/api/v1/rules/:name", ({ params }) => ruleOr404(params.name));
 
   app.put("/api/v1/rules/:name", ({ params, body }) => {
     const raw = objectBody(body);
     checkAction(raw);
     const update = parse(updateSchema, raw);
     checkPattern(update.pattern);
-    if (!store.rules.get(params.name)) throw notFound(`rule ${JSON.stringify(params.name)}`);
+    ruleOr404(params.name);
     store.rules.update(params.name, update);
     changed();
     return store.rules.get(params.name);
   });
 
   app.delete("/api/v1/rules/:name", ({ params }) => {
-    const r = store.rules.get(params.name);
-    if (!r) throw notFound(`rule ${JSON.stringify(params.name)}`);
+    const r = ruleOr404(params.name);
     if (r.source !== "dashboard")
       throw new ApiError(
         409,
@@ -211,8 +212,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   });
 
   app.post("/api/v1/rules/:name/clone", ({ params, body, set }) => {
-    const r = store.rules.get(params.name);
-    if (!r) throw notFound(`rule ${JSON.stringify(params.name)}`);
+    const r = ruleOr404(params.name);
     const raw = body === undefined || body === null || body === "" ? {} : objectBody(body);
     let name: string;
     if (raw.name !== undefined) {
