@@ -1,18 +1,14 @@
-/** Response shapes of the dashboard API (docs/api.md). */
+/** Response shapes of the dashboard API (docs/api.md); the vocabulary comes from sluice's own. */
+import * as core from "../src/core/types.ts";
 
-export type Severity = "critical" | "high" | "warning" | "info";
-export const SEVERITIES: Severity[] = ["critical", "high", "warning", "info"];
-export const DETECTORS = ["secrets", "pii", "proprietary", "custom", "injection"];
-export const ACTIONS = ["log", "alert", "redact", "block"];
-/** Rule/detector actions: "" means the next level decides. */
-export const RULE_ACTIONS: Array<[string, string]> = [
-  ["", "default"],
-  ["log", "log"],
-  ["alert", "alert"],
-  ["redact", "redact"],
-  ["block", "block"],
-];
-export const PROVIDERS = ["anthropic", "openai", "gemini", "unknown"];
+export type Severity = core.Severity;
+export const SEVERITIES: Severity[] = [...core.SEVERITIES];
+export const DETECTORS: string[] = [...core.DETECTORS];
+/** Actions a finding or policy can take ("pass" is no action). */
+export const ACTIONS: string[] = core.ACTIONS.filter((a) => a !== "pass");
+/** Rule/detector actions as [value, label]: "" means the next level decides. */
+export const RULE_ACTIONS: Array<[string, string]> = core.RULE_ACTIONS.map((a) => [a, a || "default"]);
+export const PROVIDERS: string[] = [...core.PROVIDER_LABELS];
 
 export interface List {
   total: number;
