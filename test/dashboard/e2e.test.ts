@@ -16,6 +16,7 @@ import type { RequestHook } from "../../src/core/hook.ts";
 import type { Finding } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { createScanner } from "../../src/policy/scanner.ts";
+import { followLive } from "../helpers/live.ts";
 import { spawnSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
@@ -55,57 +56,11 @@ const hook: RequestHook = (r) => {
   return { action: findings.length ? "alert" : "pass", findings, scanned_bytes: r.body.byteLength };
 };
 
-/** Read an SSE stream and wait for events matching a predicate. */
-function liveStream(url: string) {
-  const ac = new AbortController();
-  const events: { event: string; data: Record<string, unknown> }[] = [];
-  const waiters: {
-    pred: (e: (typeof events)[number]) => boolean;
-    resolve: (e: (typeof events)[number]) => void;
-  }[] = [];
-  let opened!: () => void;
-  const ready = new Promise<void>((r) => (opened = r));
-  (async () => {
-    const res = await fetch(url, { signal: ac.signal });
-    const reader = res.body!.getReader();
-    const dec = new TextDecoder();
-    let buf = "";
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += dec.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf("\n\n")) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const ev = /^event: (.+)$/m.exec(block)?.[1];
-          const data = /^data: (.+)$/m.exec(block)?.[1];
-          if (!ev || !data) continue;
-          const e = { event: ev, data: JSON.parse(data) };
-          events.push(e);
-          if (ev === "heartbeat") opened();
-          for (const w of [...waiters])
-            if (w.pred(e)) {
-              waiters.splice(waiters.indexOf(w), 1);
-              w.resolve(e);
-            }
-        }
-      }
-    } catch {
-      /* aborted */
-    }
-  })();
-  return {
-    events,
-    ready,
-    next(pred: (e: (typeof events)[number]) => boolean) {
-      const hit = events.find(pred);
-      if (hit) return Promise.resolve(hit);
-      return new Promise<(typeof events)[number]>((resolve) => waiters.push({ pred, resolve }));
-    },
-    close: () => ac.abort(),
-  };
+/** Follow the live stream once its first heartbeat arrived. */
+async function liveStream(url: string) {
+  const live = followLive(await fetch(url));
+  await live.next((e) => e.event === "heartbeat");
+  return live;
 }
 
 async function api(base: string, method: string, path: string, body?: unknown) {
@@ -151,8 +106,7 @@ describe("findings from real requests", () => {
   test("appear in /findings, /sessions, /stats, /audit and /live; nothing raw on disk or in exports", async () => {
     await using s = await startSluice({ upstream: up.url, hook, config: { logging: { level: "debug" } } });
     const base = s.dashboardUrl!;
-    const live = liveStream(`${base}/api/v1/live`);
-    await live.ready;
+    const live = await liveStream(`${base}/api/v1/live`);
 
     const client = new Anthropic({
       baseURL: s.proxyUrl,
@@ -189,7 +143,7 @@ describe("findings from real requests", () => {
     expect(typeof f.data.ts).toBe("string");
     const req = await live.next((e) => e.event === "request" && e.data.provider === "gemini");
     expect(String(req.data.path)).not.toContain(GKEY);
-    live.close();
+    await live.close();
     await s.runtime.store.flush();
 
     const findings = await api(base, "GET", "/api/v1/findings?session_id=e2e-session-1");
@@ -265,8 +219,7 @@ describe("proxy mode over the API", () => {
       await using s = await startSluice({ upstream: up.url, hook });
       home = s.configDir;
       const base = s.dashboardUrl!;
-      const live = liveStream(`${base}/api/v1/live`);
-      await live.ready;
+      const live = await liveStream(`${base}/api/v1/live`);
       const r = await api(base, "PUT", "/api/v1/config", { "proxy.mode": "passthrough" });
       expect(r.status).toBe(200);
       expect(r.body.mode).toBe("passthrough");
@@ -281,7 +234,7 @@ describe("proxy mode over the API", () => {
       expect(res.status).toBe(200);
       await res.arrayBuffer();
       await live.next((e) => e.event === "request");
-      live.close();
+      await live.close();
       await s.runtime.store.flush();
       const f = await api(base, "GET", "/api/v1/findings?finding_type=mode_changed");
       expect(f.body.total).toBe(1);
@@ -295,14 +248,13 @@ describe("proxy mode over the API", () => {
       const base = s.dashboardUrl!;
       expect((await api(base, "GET", "/api/v1/status")).body.mode).toBe("passthrough");
       expect((await api(base, "GET", "/api/v1/config")).body.proxy.mode).toBe("passthrough");
-      const live = liveStream(`${base}/api/v1/live`);
-      await live.ready;
+      const live = await liveStream(`${base}/api/v1/live`);
       expect((await api(base, "PUT", "/api/v1/config", { "proxy.mode": "active" })).body.mode).toBe("active");
       expect((await live.next((e) => e.event === "mode-changed")).data).toMatchObject({
         mode: "active",
         previous: "passthrough",
       });
-      live.close();
+      await live.close();
       const res = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: "Bearer sk-test" },

@@ -1,6 +1,7 @@
 /** `/api/v1/live`: every NAMES.md event with {type, ts}, heartbeats, and rows other processes wrote. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
+import { followLive } from "../helpers/live.ts";
 import { type Env, finding, makeEnv, session } from "./_env.ts";
 
 let env: Env;
@@ -9,43 +10,16 @@ beforeAll(async () => {
 });
 afterAll(() => env.close());
 
-type Ev = { event: string; data: Record<string, unknown> };
-
 async function open() {
   const res = await env.api("GET", "/api/v1/live");
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toContain("text/event-stream");
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
-  let buf = "";
-  const events: Ev[] = [];
-  return {
-    events,
-    /** Read until an event matches. */
-    async until(pred: (e: Ev) => boolean): Promise<Ev> {
-      for (;;) {
-        const hit = events.find(pred);
-        if (hit) return hit;
-        const { value, done } = await reader.read();
-        if (done) throw new Error("stream ended");
-        buf += dec.decode(value, { stream: true });
-        let i: number;
-        while ((i = buf.indexOf("\n\n")) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const ev = /^event: (.+)$/m.exec(block)?.[1];
-          const data = /^data: (.+)$/m.exec(block)?.[1];
-          if (ev && data) events.push({ event: ev, data: JSON.parse(data) });
-        }
-      }
-    },
-    close: () => reader.cancel(),
-  };
+  return followLive(res);
 }
 
 test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep coming", async () => {
   const live = await open();
-  await live.until((e) => e.event === "heartbeat");
+  await live.next((e) => e.event === "heartbeat");
   const bus = env.rt.bus;
   const secret = "AKIAQ7XK2M4PZL9RTW3B";
   bus.emit("finding", {
@@ -97,18 +71,18 @@ test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep comi
     "ws-connection",
     "mcp-event",
   ]) {
-    const e = await live.until((x) => x.event === name);
+    const e = await live.next((x) => x.event === name);
     expect(e.data.type).toBe(name);
     expect(String(e.data.ts)).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
   }
-  expect((await live.until((e) => e.event === "finding")).data).toMatchObject({
+  expect((await live.next((e) => e.event === "finding")).data).toMatchObject({
     preview: "AKIA****TW3B",
     session_id: "sess-1",
     provider: "anthropic",
   });
   expect(JSON.stringify(live.events)).not.toContain(secret);
   const beats = live.events.filter((e) => e.event === "heartbeat").length;
-  await live.until(
+  await live.next(
     (e) => e.event === "heartbeat" && live.events.filter((x) => x.event === "heartbeat").length > beats,
   );
   expect(env.hub.size).toBe(1);
@@ -122,7 +96,7 @@ test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep comi
 
 test("findings and MCP events written by another process (sluice mcp) reach the stream", async () => {
   const live = await open();
-  await live.until((e) => e.event === "heartbeat");
+  await live.next((e) => e.event === "heartbeat");
   const root = join(import.meta.dir, "../..");
   const child = Bun.spawn(
     [
@@ -140,9 +114,9 @@ test("findings and MCP events written by another process (sluice mcp) reach the 
     { stdout: "inherit", stderr: "inherit" },
   );
   expect(await child.exited).toBe(0);
-  const f = await live.until((e) => e.event === "finding" && e.data.finding_type === "tool_poisoning");
+  const f = await live.next((e) => e.event === "finding" && e.data.finding_type === "tool_poisoning");
   expect(f.data).toMatchObject({ type: "finding", transport: "mcp", session_id: "mcp:srv" });
-  const m = await live.until((e) => e.event === "mcp-event" && e.data.kind === "tool_drift");
+  const m = await live.next((e) => e.event === "mcp-event" && e.data.kind === "tool_drift");
   expect(m.data).toMatchObject({ type: "mcp-event", server: "srv", tool: "read_file", severity: "high" });
   await live.close();
   // And they are in the lists.

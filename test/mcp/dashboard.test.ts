@@ -4,50 +4,15 @@
  * stream and API; passthrough set from the dashboard turns MCP inspection off.
  */
 import { describe, expect, test } from "bun:test";
-import { SseParser } from "../../src/mcp/sse.ts";
+import { followLive } from "../helpers/live.ts";
 import { startSluice } from "../helpers/sluice.ts";
 import { fixture, RawSession, sdkOverSluice } from "./helpers.ts";
 
-interface LiveEvent {
-  event: string;
-  data: Record<string, unknown>;
-}
-
 /** Follow `/api/v1/live`; resolves `next(pred)` with the first matching event. */
 async function live(url: string) {
-  const ac = new AbortController();
-  const res = await fetch(url, { signal: ac.signal });
+  const res = await fetch(url);
   expect(res.status).toBe(200);
-  const events: LiveEvent[] = [];
-  const waiters: { pred: (e: LiveEvent) => boolean; resolve: (e: LiveEvent) => void }[] = [];
-  const parser = new SseParser();
-  const dec = new TextDecoder();
-  void (async () => {
-    try {
-      for await (const chunk of res.body!) {
-        parser.push(dec.decode(chunk, { stream: true }), (e) => {
-          if (!e.data) return;
-          const ev = { event: e.event, data: JSON.parse(e.data) as Record<string, unknown> };
-          events.push(ev);
-          for (const w of [...waiters])
-            if (w.pred(ev)) {
-              waiters.splice(waiters.indexOf(w), 1);
-              w.resolve(ev);
-            }
-        });
-      }
-    } catch {
-      /* closed */
-    }
-  })();
-  return {
-    next(pred: (e: LiveEvent) => boolean): Promise<LiveEvent> {
-      const hit = events.find(pred);
-      if (hit) return Promise.resolve(hit);
-      return new Promise((resolve) => waiters.push({ pred, resolve }));
-    },
-    close: () => ac.abort(),
-  };
+  return followLive(res);
 }
 
 describe("with a dashboard running", () => {
@@ -71,7 +36,7 @@ describe("with a dashboard running", () => {
       const f = await stream.next((e) => e.event === "finding" && e.data.finding_type === "tool_poisoning");
       expect(f.data).toMatchObject({ transport: "mcp", rule: "mcp_cross_tool_manipulation" });
     }
-    stream.close();
+    await stream.close();
     const r = await fetch(`${base}/api/v1/findings?finding_type=tool_poisoning`);
     const body = (await r.json()) as { total: number; findings: { transport: string }[] };
     expect(body.total).toBe(2);
