@@ -3,15 +3,9 @@
  * (finding, request, mode-changed, config-reloaded, ws-connection, mcp-event, log) and unsubscribe
  * when they are left.
  */
-export const LIVE_EVENTS = [
-  "finding",
-  "request",
-  "mode-changed",
-  "config-reloaded",
-  "ws-connection",
-  "mcp-event",
-  "log",
-] as const;
+import { BUS_EVENTS } from "../src/core/bus.ts";
+
+export const LIVE_EVENTS = [...BUS_EVENTS, "log"] as const;
 export type LiveEventName = (typeof LIVE_EVENTS)[number];
 export type LiveEvent = { type: string; ts: string; [k: string]: unknown };
 type Listener = (ev: LiveEvent) => void;

@@ -58,6 +58,20 @@ export interface BusEvents {
 }
 
 export type BusEventName = keyof BusEvents;
+
+/** Every event of the bus, by name (what the dashboard's live stream relays). */
+export const BUS_EVENTS = [
+  "finding",
+  "request",
+  "mode-changed",
+  "config-reloaded",
+  "ws-connection",
+  "mcp-event",
+] as const satisfies readonly BusEventName[];
+/** Does not compile when an event is added to BusEvents but not to BUS_EVENTS. */
+export type BusEventsAllListed = NeverOr<Exclude<BusEventName, (typeof BUS_EVENTS)[number]>>;
+type NeverOr<T extends never> = T;
+
 type Listener<K extends BusEventName> = (payload: BusEvents[K]) => void;
 
 export class Bus {

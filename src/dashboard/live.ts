@@ -6,21 +6,12 @@
  * Rows that another process (`sluice mcp`) wrote into the same database are picked up by polling new
  * ids once a second while a client is connected, and sent as `finding` / `mcp-event`.
  */
-import type { Bus, BusEventName, BusEvents } from "../core/bus.ts";
+import { BUS_EVENTS, type Bus, type BusEventName, type BusEvents } from "../core/bus.ts";
 import type { Store } from "../store/index.ts";
 import { SECURITY_HEADERS, safePath } from "./http.ts";
 
 /** Events queued for one SSE client before it counts as gone. */
 const MAX_BACKLOG = 5000;
-
-const EVENTS: BusEventName[] = [
-  "finding",
-  "request",
-  "mode-changed",
-  "config-reloaded",
-  "ws-connection",
-  "mcp-event",
-];
 
 /** The SSE payload of a bus event. */
 export function livePayload<K extends BusEventName>(name: K, ev: BusEvents[K]): Record<string, unknown> {
@@ -80,7 +71,7 @@ export class LiveHub {
     readonly opts: { heartbeatMs?: number; pollMs?: number } = {},
   ) {
     // Every proxied request emits: build the payload only when someone is watching.
-    for (const name of EVENTS)
+    for (const name of BUS_EVENTS)
       this.#unsub.push(
         bus.on(name, (ev) => {
           if (this.#clients.size > 0) this.broadcast(name, livePayload(name, ev as never));

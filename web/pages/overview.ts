@@ -2,6 +2,7 @@
  * Overview: today's cards, the findings trend, breakdowns, the live feed, recent sessions and
  * pipeline health.
  */
+import { BUS_EVENTS } from "../../src/core/bus.ts";
 import { get } from "../api.ts";
 import { breakdown, severityStack, trendChart } from "../charts.ts";
 import { ago, badge, connectHint, empty, h, mount, num, shortPreview } from "../dom.ts";
@@ -109,15 +110,7 @@ export async function overviewPage(ctx: PageCtx) {
     feed.prepend(feedItem(ev));
     while (feed.children.length > FEED_MAX) feed.lastElementChild?.remove();
   };
-  for (const name of [
-    "finding",
-    "request",
-    "mode-changed",
-    "config-reloaded",
-    "ws-connection",
-    "mcp-event",
-  ] as const)
-    ctx.onLeave(onLive(name, addFeed));
+  for (const name of BUS_EVENTS) ctx.onLeave(onLive(name, addFeed));
   ctx.onLeave(
     onLive("finding", () => {
       lastValue.textContent = "just now";
