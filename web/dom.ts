@@ -152,6 +152,20 @@ export function connectHint(proxy = "http://127.0.0.1:8080"): HTMLElement {
 }
 
 /** Debounce for search boxes. */
+/** Options of a filter: "any" (no filter), then each value as itself. */
+export function anyOf(values: readonly string[]): [string, string][] {
+  return [["", "any"], ...values.map((v) => [v, v] as [string, string])];
+}
+
+/** Options of a `days` filter. */
+export const PERIODS: [string, string][] = [
+  ["", "all time"],
+  ["1", "today"],
+  ["7", "7 days"],
+  ["30", "30 days"],
+  ["90", "90 days"],
+];
+
 /** "← Previous" and "Next →" for a list shown `limit` rows at a time; `go` receives the new offset. */
 export function pageButtons(
   offset: number,

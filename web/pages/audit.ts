@@ -2,6 +2,7 @@
 import { downloadUrl, get } from "../api.ts";
 import {
   ago,
+  anyOf,
   badge,
   connectHint,
   debounce,
@@ -10,6 +11,7 @@ import {
   h,
   mount,
   num,
+  PERIODS,
   pageButtons,
   select,
   when,
@@ -17,7 +19,14 @@ import {
 import { fail } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
-import { type AuditEntry, type List, type McpEvent, PROVIDERS, type WsConnection } from "../types.ts";
+import {
+  ACTIONS,
+  type AuditEntry,
+  type List,
+  type McpEvent,
+  PROVIDERS,
+  type WsConnection,
+} from "../types.ts";
 
 const FILTERS = ["action", "provider", "client", "session_id", "search", "days"] as const;
 type FilterKey = (typeof FILTERS)[number];
@@ -143,26 +152,9 @@ export async function auditPage(ctx: PageCtx) {
 
   const controls = FILTERS.map((k) => {
     let el: HTMLInputElement | HTMLSelectElement;
-    if (k === "action")
-      el = select(
-        k,
-        [["", "any"], ...["pass", "log", "alert", "redact", "block"].map((a) => [a, a] as [string, string])],
-        filter[k],
-      );
-    else if (k === "provider")
-      el = select(k, [["", "any"], ...PROVIDERS.map((a) => [a, a] as [string, string])], filter[k]);
-    else if (k === "days")
-      el = select(
-        k,
-        [
-          ["", "all time"],
-          ["1", "today"],
-          ["7", "7 days"],
-          ["30", "30 days"],
-          ["90", "90 days"],
-        ],
-        filter[k],
-      );
+    if (k === "action") el = select(k, anyOf(["pass", ...ACTIONS]), filter[k]);
+    else if (k === "provider") el = select(k, anyOf(PROVIDERS), filter[k]);
+    else if (k === "days") el = select(k, PERIODS, filter[k]);
     else
       el = h("input", {
         type: k === "search" ? "search" : "text",

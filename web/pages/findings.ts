@@ -5,6 +5,7 @@
 import { downloadUrl, get } from "../api.ts";
 import {
   ago,
+  anyOf,
   badge,
   connectHint,
   empty,
@@ -12,6 +13,7 @@ import {
   h,
   mount,
   num,
+  PERIODS,
   pageButtons,
   select,
   shortPreview,
@@ -112,36 +114,22 @@ export async function findingsPage(ctx: PageCtx) {
   };
 
   const controls = FILTERS.map((k) => {
-    const opts = (list: string[]) => [
-      ["", "any"] as [string, string],
-      ...list.map((v) => [v, v] as [string, string]),
-    ];
     let el: HTMLSelectElement | HTMLInputElement;
     switch (k) {
       case "severity":
-        el = select(k, opts(SEVERITIES), filter[k]);
+        el = select(k, anyOf(SEVERITIES), filter[k]);
         break;
       case "detector":
-        el = select(k, opts(DETECTORS), filter[k]);
+        el = select(k, anyOf(DETECTORS), filter[k]);
         break;
       case "action":
-        el = select(k, opts(ACTIONS), filter[k]);
+        el = select(k, anyOf(ACTIONS), filter[k]);
         break;
       case "provider":
-        el = select(k, opts(PROVIDERS), filter[k]);
+        el = select(k, anyOf(PROVIDERS), filter[k]);
         break;
       case "days":
-        el = select(
-          k,
-          [
-            ["", "all time"],
-            ["1", "today"],
-            ["7", "7 days"],
-            ["30", "30 days"],
-            ["90", "90 days"],
-          ],
-          filter[k],
-        );
+        el = select(k, PERIODS, filter[k]);
         break;
       default:
         el = h("input", {

@@ -3,7 +3,7 @@
  * custom rule creation with a live pattern test, and rule statistics.
  */
 import { del, get, post, put } from "../api.ts";
-import { debounce, field, h, mount, num, pageButtons, select } from "../dom.ts";
+import { anyOf, debounce, field, h, mount, num, pageButtons, select } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import { type PageCtx, replaceParams } from "../state.ts";
 import { DETECTORS, type List, RULE_ACTIONS, type Rule, type RuleStats, SEVERITIES } from "../types.ts";
@@ -123,11 +123,7 @@ export async function rulesPage(ctx: PageCtx) {
       placeholder: "aws, token, email",
       id: "rule-search",
     }),
-    detector: select(
-      "detector",
-      [["", "any"], ...DETECTORS.map((d) => [d, d] as [string, string])],
-      filter.detector,
-    ),
+    detector: select("detector", anyOf(DETECTORS), filter.detector),
     tier: select(
       "tier",
       [
@@ -137,11 +133,7 @@ export async function rulesPage(ctx: PageCtx) {
       ],
       filter.tier,
     ),
-    severity: select(
-      "severity",
-      [["", "any"], ...SEVERITIES.map((d) => [d, d] as [string, string])],
-      filter.severity,
-    ),
+    severity: select("severity", anyOf(SEVERITIES), filter.severity),
     enabled: select(
       "enabled",
       [
