@@ -16,14 +16,7 @@ import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { sessionContext } from "./session.ts";
-import {
-  bridge,
-  connectUpstream,
-  relayData,
-  sendableCloseCode,
-  upgradeClient,
-  type WsRelayData,
-} from "./ws.ts";
+import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";
 
 export type EngineState = "starting" | "healthy" | "unhealthy";
 
@@ -71,13 +64,7 @@ export class Relay {
         },
         close: (ws, code) => {
           this.#sockets.delete(ws);
-          if (ws.data.closed) return;
-          ws.data.closed = true;
-          try {
-            ws.data.upstream.close(sendableCloseCode(code));
-          } catch {
-            /* gone */
-          }
+          clientClosed(ws.data, code);
         },
       },
     });

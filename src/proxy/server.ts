@@ -25,14 +25,7 @@ import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { scanGuarded } from "./scan.ts";
 import { sessionContext } from "./session.ts";
-import {
-  bridge,
-  connectUpstream,
-  relayData,
-  sendableCloseCode,
-  upgradeClient,
-  type WsRelayData,
-} from "./ws.ts";
+import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";
 
 export interface ProxyDeps {
   config(): Config;
@@ -581,16 +574,7 @@ export class ProxyServer {
 
   #wsClose(ws: ServerWebSocket<WsRelayData>, code: number) {
     this.#sockets.delete(ws);
-    const d = ws.data;
-    if (!d.closed) {
-      d.closed = true;
-      d.closeCode = code;
-      try {
-        d.upstream.close(sendableCloseCode(code));
-      } catch {
-        /* gone */
-      }
-    }
-    this.#wsEvent(d, "close");
+    clientClosed(ws.data, code);
+    this.#wsEvent(ws.data, "close");
   }
 }

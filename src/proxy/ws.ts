@@ -138,6 +138,18 @@ export function upgradeClient(req: Request, server: Server<WsRelayData>, data: W
   return server.upgrade(req, { data, headers: proto ? { "sec-websocket-protocol": proto } : undefined });
 }
 
+/** The client side closed: close the upstream side with a code it may send (once). */
+export function clientClosed(d: WsRelayData, code: number): void {
+  if (d.closed) return;
+  d.closed = true;
+  d.closeCode = code;
+  try {
+    d.upstream.close(sendableCloseCode(code));
+  } catch {
+    /* gone */
+  }
+}
+
 /** Wire the upstream's events to the client once the client side is open. */
 export function bridge(ws: ServerWebSocket<WsRelayData>, onClose: (code: number) => void): void {
   const d = ws.data;
