@@ -32,6 +32,15 @@ const nextStream = () => new Promise<SseControl>((r) => streams.push(r));
 const ANTH = { "content-type": "application/json", "x-api-key": "k" };
 const streamBody = JSON.stringify({ model: "m", stream: true, messages: [] });
 
+/** A streaming request through sluice whose upstream has sent `first`; `ctl` drives the rest. */
+async function openStream(proxyUrl: string, first: string) {
+  const ready = nextStream();
+  const inflight = fetch(`${proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body: streamBody });
+  const ctl = await ready;
+  ctl.send(first);
+  return { ctl, res: await inflight };
+}
+
 describe("config errors", () => {
   test.each([
     [{ proxy: { timeout: 9999 } }, /proxy\.timeout = 9999 is invalid: allowed range 1 to 300/],
@@ -106,11 +115,7 @@ describe("signals", () => {
       portFlags: false,
     });
     expect(p.proxyUrl).toBe(`http://127.0.0.1:${port1}`);
-    const ready = nextStream();
-    const inflight = fetch(`${p.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body: streamBody });
-    const ctl = await ready;
-    ctl.send("data: before\n\n");
-    const res = await inflight;
+    const { ctl, res } = await openStream(p.proxyUrl, "data: before\n\n");
     const reader = res.body!.getReader();
     await reader.read();
     const port2 = freePort();
@@ -138,11 +143,7 @@ describe("signals", () => {
 
   test("SIGTERM drains a request in flight, stops accepting, then prints the session summary", async () => {
     await using p = await spawnSluice([], { upstream: up.url });
-    const ready = nextStream();
-    const inflight = fetch(`${p.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body: streamBody });
-    const ctl = await ready;
-    ctl.send("data: 1\n\n");
-    const res = await inflight;
+    const { ctl, res } = await openStream(p.proxyUrl, "data: 1\n\n");
     p.kill("SIGTERM");
     await p.waitForOutput(/draining 1 request\(s\) in flight/);
     await expect(fetch(`${p.proxyUrl}/health`)).rejects.toThrow();
@@ -157,11 +158,7 @@ describe("signals", () => {
 
   test("a request still in flight at drain_timeout is force-closed with a warning", async () => {
     await using p = await spawnSluice([], { upstream: up.url, config: { proxy: { drain_timeout: 0.2 } } });
-    const ready = nextStream();
-    const inflight = fetch(`${p.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body: streamBody });
-    const ctl = await ready;
-    ctl.send("data: 1\n\n");
-    const res = await inflight;
+    const { res } = await openStream(p.proxyUrl, "data: 1\n\n");
     p.kill("SIGTERM");
     expect(await p.exited).toBe(0);
     expect(p.output).toContain("force-closing 1 request(s)");
@@ -170,11 +167,7 @@ describe("signals", () => {
 
   test("a second signal during the drain exits at once", async () => {
     await using p = await spawnSluice([], { upstream: up.url });
-    const ready = nextStream();
-    const inflight = fetch(`${p.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body: streamBody });
-    const ctl = await ready;
-    ctl.send("data: 1\n\n");
-    await inflight;
+    await openStream(p.proxyUrl, "data: 1\n\n");
     p.kill("SIGINT");
     await p.waitForOutput(/draining 1 request/);
     p.kill("SIGINT");
