@@ -152,6 +152,15 @@ export function connectHint(proxy = "http://127.0.0.1:8080"): HTMLElement {
 }
 
 /** Debounce for search boxes. */
+/** A table in its scrolling wrapper: `head` the header cells, `body` what the tbody holds (the rows). */
+export function dataTable(props: Props | null, head: Child[], ...body: Child[]): HTMLElement {
+  return h(
+    "div",
+    { class: "table-wrap" },
+    h("table", props, h("thead", null, h("tr", null, ...head)), h("tbody", null, ...body)),
+  );
+}
+
 /** Options of a filter: "any" (no filter), then each value as itself. */
 export function anyOf(values: readonly string[]): [string, string][] {
   return [["", "any"], ...values.map((v) => [v, v] as [string, string])];

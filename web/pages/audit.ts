@@ -5,6 +5,7 @@ import {
   anyOf,
   badge,
   connectHint,
+  dataTable,
   debounce,
   empty,
   field,
@@ -77,65 +78,50 @@ export async function auditPage(ctx: PageCtx) {
               ? empty("No request matches this filter.")
               : empty("No requests yet", connectHint(proxyUrl())),
           )
-        : h(
-            "div",
-            { class: "table-wrap" },
-            h(
-              "table",
-              { id: "audit-table" },
-              h(
-                "thead",
-                null,
-                h(
-                  "tr",
-                  null,
-                  ["When", "Request", "Provider", "Client", "Model", "Action", "Status", "Session"].map((t) =>
-                    h("th", { scope: "col" }, t),
-                  ),
-                  h("th", { class: "num", scope: "col" }, "Findings"),
-                  h("th", { class: "num", scope: "col" }, "Bytes"),
-                  h("th", { class: "num", scope: "col" }, "ms"),
-                ),
+        : dataTable(
+            { id: "audit-table" },
+            [
+              ["When", "Request", "Provider", "Client", "Model", "Action", "Status", "Session"].map((t) =>
+                h("th", { scope: "col" }, t),
               ),
+              h("th", { class: "num", scope: "col" }, "Findings"),
+              h("th", { class: "num", scope: "col" }, "Bytes"),
+              h("th", { class: "num", scope: "col" }, "ms"),
+            ],
+            entries.map((e) =>
               h(
-                "tbody",
+                "tr",
                 null,
-                entries.map((e) =>
+                h("td", { title: when(e.ts) }, ago(e.ts)),
+                h("td", { class: "mono", title: e.request_id }, `${e.method} ${e.path}`),
+                h("td", null, e.provider),
+                h("td", null, e.client),
+                h("td", null, e.model ?? "—"),
+                h(
+                  "td",
+                  null,
+                  badge(e.action),
+                  e.mode === "passthrough" ? [" ", badge("passthrough", "warning")] : null,
+                ),
+                h(
+                  "td",
+                  null,
+                  e.upstream_status === null
+                    ? h("span", { title: e.error ?? "" }, e.error ? "error" : "—")
+                    : String(e.upstream_status),
+                ),
+                h(
+                  "td",
+                  null,
                   h(
-                    "tr",
-                    null,
-                    h("td", { title: when(e.ts) }, ago(e.ts)),
-                    h("td", { class: "mono", title: e.request_id }, `${e.method} ${e.path}`),
-                    h("td", null, e.provider),
-                    h("td", null, e.client),
-                    h("td", null, e.model ?? "—"),
-                    h(
-                      "td",
-                      null,
-                      badge(e.action),
-                      e.mode === "passthrough" ? [" ", badge("passthrough", "warning")] : null,
-                    ),
-                    h(
-                      "td",
-                      null,
-                      e.upstream_status === null
-                        ? h("span", { title: e.error ?? "" }, e.error ? "error" : "—")
-                        : String(e.upstream_status),
-                    ),
-                    h(
-                      "td",
-                      null,
-                      h(
-                        "a",
-                        { class: "mono", href: `#/sessions/${encodeURIComponent(e.session_id)}` },
-                        e.session_id.slice(0, 12),
-                      ),
-                    ),
-                    h("td", { class: "num" }, num(e.finding_count)),
-                    h("td", { class: "num" }, num(e.bytes)),
-                    h("td", { class: "num" }, String(Math.round(e.duration_ms))),
+                    "a",
+                    { class: "mono", href: `#/sessions/${encodeURIComponent(e.session_id)}` },
+                    e.session_id.slice(0, 12),
                   ),
                 ),
+                h("td", { class: "num" }, num(e.finding_count)),
+                h("td", { class: "num" }, num(e.bytes)),
+                h("td", { class: "num" }, String(Math.round(e.duration_ms))),
               ),
             ),
           ),
@@ -192,37 +178,22 @@ export async function auditPage(ctx: PageCtx) {
         h("h2", { id: "ws-title" }, `WebSocket connections (${num(res.total)})`),
         res.connections.length === 0
           ? h("p", { class: "muted" }, "No WebSocket connection yet (Codex opens one per turn).")
-          : h(
-              "div",
-              { class: "table-wrap" },
-              h(
-                "table",
-                { id: "ws-table" },
+          : dataTable(
+              { id: "ws-table" },
+              [
+                ["Opened", "Target", "State"].map((t) => h("th", { scope: "col" }, t)),
+                h("th", { class: "num", scope: "col" }, "Frames"),
+                h("th", { class: "num", scope: "col" }, "Findings"),
+              ],
+              res.connections.map((c) =>
                 h(
-                  "thead",
+                  "tr",
                   null,
-                  h(
-                    "tr",
-                    null,
-                    ["Opened", "Target", "State"].map((t) => h("th", { scope: "col" }, t)),
-                    h("th", { class: "num", scope: "col" }, "Frames"),
-                    h("th", { class: "num", scope: "col" }, "Findings"),
-                  ),
-                ),
-                h(
-                  "tbody",
-                  null,
-                  res.connections.map((c) =>
-                    h(
-                      "tr",
-                      null,
-                      h("td", { title: when(c.opened_at) }, ago(c.opened_at)),
-                      h("td", { class: "mono", title: c.connection_id }, c.target_url),
-                      h("td", null, c.state, c.close_code ? ` (${c.close_code})` : ""),
-                      h("td", { class: "num" }, `${num(c.frames_out)} / ${num(c.frames_in)}`),
-                      h("td", { class: "num" }, num(c.findings)),
-                    ),
-                  ),
+                  h("td", { title: when(c.opened_at) }, ago(c.opened_at)),
+                  h("td", { class: "mono", title: c.connection_id }, c.target_url),
+                  h("td", null, c.state, c.close_code ? ` (${c.close_code})` : ""),
+                  h("td", { class: "num" }, `${num(c.frames_out)} / ${num(c.frames_in)}`),
+                  h("td", { class: "num" }, num(c.findings)),
                 ),
               ),
             ),

@@ -5,7 +5,7 @@
 import { BUS_EVENTS } from "../../src/core/bus.ts";
 import { get } from "../api.ts";
 import { breakdown, severityStack, trendChart } from "../charts.ts";
-import { ago, badge, connectHint, empty, h, mount, num, shortPreview } from "../dom.ts";
+import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview } from "../dom.ts";
 import { type LiveEvent, onLive } from "../live.ts";
 import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
 import type { Pipeline, Session, Stats } from "../types.ts";
@@ -207,47 +207,32 @@ export async function overviewPage(ctx: PageCtx) {
         h("h2", { id: "sessions-title" }, "Recent sessions (24 h)"),
         dash.sessions.length === 0
           ? h("p", { class: "muted" }, "No session in the last 24 hours.")
-          : h(
-              "div",
-              { class: "table-wrap" },
-              h(
-                "table",
-                null,
+          : dataTable(
+              null,
+              [
+                h("th", null, "Session"),
+                h("th", null, "Client"),
+                h("th", null, "Last seen"),
+                h("th", { class: "num" }, "Findings"),
+                h("th", null, "Severity"),
+              ],
+              dash.sessions.map((s) =>
                 h(
-                  "thead",
+                  "tr",
                   null,
                   h(
-                    "tr",
+                    "td",
                     null,
-                    h("th", null, "Session"),
-                    h("th", null, "Client"),
-                    h("th", null, "Last seen"),
-                    h("th", { class: "num" }, "Findings"),
-                    h("th", null, "Severity"),
-                  ),
-                ),
-                h(
-                  "tbody",
-                  null,
-                  dash.sessions.map((s) =>
                     h(
-                      "tr",
-                      null,
-                      h(
-                        "td",
-                        null,
-                        h(
-                          "a",
-                          { href: `#/sessions/${encodeURIComponent(s.session_id)}`, class: "mono" },
-                          shortId(s.session_id),
-                        ),
-                      ),
-                      h("td", null, s.client ?? s.provider ?? "—"),
-                      h("td", null, ago(s.last_seen)),
-                      h("td", { class: "num" }, num(s.finding_count)),
-                      h("td", null, severityStack(s.severity)),
+                      "a",
+                      { href: `#/sessions/${encodeURIComponent(s.session_id)}`, class: "mono" },
+                      shortId(s.session_id),
                     ),
                   ),
+                  h("td", null, s.client ?? s.provider ?? "—"),
+                  h("td", null, ago(s.last_seen)),
+                  h("td", { class: "num" }, num(s.finding_count)),
+                  h("td", null, severityStack(s.severity)),
                 ),
               ),
             ),

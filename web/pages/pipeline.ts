@@ -3,7 +3,7 @@
  * the proxy mode (with confirmation) and the sanitized configuration.
  */
 import { get, put } from "../api.ts";
-import { badge, field, h, mount, num, select } from "../dom.ts";
+import { badge, dataTable, field, h, mount, num, select } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { currentStatus, type PageCtx, refreshStatus } from "../state.ts";
@@ -205,24 +205,13 @@ export async function pipelinePage(ctx: PageCtx) {
         "section",
         { class: "panel", "aria-labelledby": "stages-title" },
         h("h2", { id: "stages-title" }, "Stages"),
-        h(
-          "div",
-          { class: "table-wrap" },
-          h(
-            "table",
-            { id: "stages-table" },
-            h(
-              "thead",
-              null,
-              h(
-                "tr",
-                null,
-                ["Stage", "Description", "Group", "Enabled"].map((t) => h("th", { scope: "col" }, t)),
-                h("th", { class: "num", scope: "col" }, "Findings"),
-              ),
-            ),
-            h("tbody", null, stageRows),
-          ),
+        dataTable(
+          { id: "stages-table" },
+          [
+            ["Stage", "Description", "Group", "Enabled"].map((t) => h("th", { scope: "col" }, t)),
+            h("th", { class: "num", scope: "col" }, "Findings"),
+          ],
+          stageRows,
         ),
       ),
       h(
@@ -237,24 +226,13 @@ export async function pipelinePage(ctx: PageCtx) {
             { style: "margin-bottom:10px" },
             field("Default action (when no rule or detector sets one)", defaultAction),
           ),
-          h(
-            "div",
-            { class: "table-wrap" },
-            h(
-              "table",
-              null,
-              h(
-                "thead",
-                null,
-                h(
-                  "tr",
-                  null,
-                  ["Detector", "Enabled", "Action"].map((t) => h("th", { scope: "col" }, t)),
-                  h("th", { class: "num", scope: "col" }, "Findings"),
-                ),
-              ),
-              h("tbody", null, detRows),
-            ),
+          dataTable(
+            null,
+            [
+              ["Detector", "Enabled", "Action"].map((t) => h("th", { scope: "col" }, t)),
+              h("th", { class: "num", scope: "col" }, "Findings"),
+            ],
+            detRows,
           ),
         ),
         h(

@@ -3,7 +3,7 @@
  * custom rule creation with a live pattern test, and rule statistics.
  */
 import { del, get, post, put } from "../api.ts";
-import { anyOf, debounce, field, h, mount, num, pageButtons, select } from "../dom.ts";
+import { anyOf, dataTable, debounce, field, h, mount, num, pageButtons, select } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import { type PageCtx, replaceParams } from "../state.ts";
 import { DETECTORS, type List, RULE_ACTIONS, type Rule, type RuleStats, SEVERITIES } from "../types.ts";
@@ -288,26 +288,15 @@ export async function rulesPage(ctx: PageCtx) {
       tableBox,
       rules.length === 0
         ? h("div", { class: "panel" }, h("p", { class: "muted" }, "No rule matches this filter."))
-        : h(
-            "div",
-            { class: "table-wrap" },
-            h(
-              "table",
-              { id: "rules-table" },
-              h(
-                "thead",
-                null,
-                h(
-                  "tr",
-                  null,
-                  h("th", { scope: "col" }, selectAll),
-                  ["Rule", "Severity", "Action", "Enabled"].map((t) => h("th", { scope: "col" }, t)),
-                  h("th", { scope: "col", class: "num" }, "Hits"),
-                  h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Row actions")),
-                ),
-              ),
-              h("tbody", null, rules.map(ruleRow)),
-            ),
+        : dataTable(
+            { id: "rules-table" },
+            [
+              h("th", { scope: "col" }, selectAll),
+              ["Rule", "Severity", "Action", "Enabled"].map((t) => h("th", { scope: "col" }, t)),
+              h("th", { scope: "col", class: "num" }, "Hits"),
+              h("th", { scope: "col" }, h("span", { class: "sr-only" }, "Row actions")),
+            ],
+            rules.map(ruleRow),
           ),
     );
     mount(

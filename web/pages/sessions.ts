@@ -1,7 +1,7 @@
 /** Sessions: the list, and one session's findings and requests. */
 import { get } from "../api.ts";
 import { severityStack } from "../charts.ts";
-import { ago, badge, connectHint, empty, h, mount, num, shortPreview, when } from "../dom.ts";
+import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview, when } from "../dom.ts";
 import { type PageCtx, proxyUrl } from "../state.ts";
 import type { AuditEntry, Finding, List, Session } from "../types.ts";
 
@@ -31,66 +31,44 @@ export async function sessionsPage(ctx: PageCtx) {
     ),
     list.sessions.length === 0
       ? h("div", { class: "panel" }, empty("No sessions yet", connectHint(proxyUrl())))
-      : h(
-          "div",
-          { class: "table-wrap" },
-          h(
-            "table",
-            { id: "sessions-table" },
+      : dataTable(
+          { id: "sessions-table" },
+          [
+            ["Session", "Client", "Provider", "Model", "Project", "Branch", "First seen", "Last seen"].map(
+              (t) => h("th", { scope: "col" }, t),
+            ),
+            h("th", { scope: "col", class: "num" }, "Requests"),
+            h("th", { scope: "col", class: "num" }, "Findings"),
+            h("th", { scope: "col" }, "Severity (24 h)"),
+          ],
+          list.sessions.map((s) =>
             h(
-              "thead",
+              "tr",
               null,
               h(
-                "tr",
+                "td",
                 null,
-                [
-                  "Session",
-                  "Client",
-                  "Provider",
-                  "Model",
-                  "Project",
-                  "Branch",
-                  "First seen",
-                  "Last seen",
-                ].map((t) => h("th", { scope: "col" }, t)),
-                h("th", { scope: "col", class: "num" }, "Requests"),
-                h("th", { scope: "col", class: "num" }, "Findings"),
-                h("th", { scope: "col" }, "Severity (24 h)"),
-              ),
-            ),
-            h(
-              "tbody",
-              null,
-              list.sessions.map((s) =>
                 h(
-                  "tr",
-                  null,
-                  h(
-                    "td",
-                    null,
-                    h(
-                      "a",
-                      { class: "mono", href: `#/sessions/${encodeURIComponent(s.session_id)}` },
-                      short(s.session_id),
-                    ),
-                  ),
-                  h("td", null, s.client ?? "—"),
-                  h("td", null, s.provider ?? "—"),
-                  h("td", null, s.model ?? "—"),
-                  h("td", { class: "mono" }, s.working_directory ?? "—"),
-                  h("td", null, s.git_branch ?? "—"),
-                  h("td", { title: when(s.first_seen) }, ago(s.first_seen)),
-                  h("td", { title: when(s.last_seen) }, ago(s.last_seen)),
-                  h("td", { class: "num" }, num(s.request_count)),
-                  h("td", { class: "num" }, num(s.finding_count)),
-                  h(
-                    "td",
-                    null,
-                    sev.has(s.session_id)
-                      ? severityStack(sev.get(s.session_id))
-                      : h("span", { class: "muted" }, "—"),
-                  ),
+                  "a",
+                  { class: "mono", href: `#/sessions/${encodeURIComponent(s.session_id)}` },
+                  short(s.session_id),
                 ),
+              ),
+              h("td", null, s.client ?? "—"),
+              h("td", null, s.provider ?? "—"),
+              h("td", null, s.model ?? "—"),
+              h("td", { class: "mono" }, s.working_directory ?? "—"),
+              h("td", null, s.git_branch ?? "—"),
+              h("td", { title: when(s.first_seen) }, ago(s.first_seen)),
+              h("td", { title: when(s.last_seen) }, ago(s.last_seen)),
+              h("td", { class: "num" }, num(s.request_count)),
+              h("td", { class: "num" }, num(s.finding_count)),
+              h(
+                "td",
+                null,
+                sev.has(s.session_id)
+                  ? severityStack(sev.get(s.session_id))
+                  : h("span", { class: "muted" }, "—"),
               ),
             ),
           ),
@@ -178,38 +156,23 @@ async function sessionDetail(ctx: PageCtx, id: string) {
           ),
           findings.findings.length === 0
             ? h("p", { class: "muted" }, "No findings in this session.")
-            : h(
-                "div",
-                { class: "table-wrap" },
-                h(
-                  "table",
-                  null,
-                  h(
-                    "thead",
-                    null,
-                    h(
-                      "tr",
-                      null,
-                      ["When", "Severity", "Type", "Preview", "Location", "Action"].map((t) =>
-                        h("th", { scope: "col" }, t),
-                      ),
-                    ),
+            : dataTable(
+                null,
+                [
+                  ["When", "Severity", "Type", "Preview", "Location", "Action"].map((t) =>
+                    h("th", { scope: "col" }, t),
                   ),
+                ],
+                findings.findings.map((f) =>
                   h(
-                    "tbody",
+                    "tr",
                     null,
-                    findings.findings.map((f) =>
-                      h(
-                        "tr",
-                        null,
-                        h("td", null, h("a", { href: `#/findings/${f.id}` }, ago(f.ts))),
-                        h("td", null, badge(f.severity)),
-                        h("td", null, f.finding_type),
-                        h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
-                        h("td", { class: "mono" }, f.path),
-                        h("td", null, badge(f.action)),
-                      ),
-                    ),
+                    h("td", null, h("a", { href: `#/findings/${f.id}` }, ago(f.ts))),
+                    h("td", null, badge(f.severity)),
+                    h("td", null, f.finding_type),
+                    h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
+                    h("td", { class: "mono" }, f.path),
+                    h("td", null, badge(f.action)),
                   ),
                 ),
               ),
@@ -220,45 +183,24 @@ async function sessionDetail(ctx: PageCtx, id: string) {
           h("h2", { id: "sr-title" }, `Requests (${num(audit.total)})`),
           audit.entries.length === 0
             ? h("p", { class: "muted" }, "No requests recorded for this session.")
-            : h(
-                "div",
-                { class: "table-wrap" },
-                h(
-                  "table",
-                  null,
+            : dataTable(
+                null,
+                [
+                  ["When", "Request", "Model", "Action", "Status"].map((t) => h("th", { scope: "col" }, t)),
+                  h("th", { class: "num", scope: "col" }, "Findings"),
+                  h("th", { class: "num", scope: "col" }, "Duration"),
+                ],
+                audit.entries.map((e) =>
                   h(
-                    "thead",
+                    "tr",
                     null,
-                    h(
-                      "tr",
-                      null,
-                      ["When", "Request", "Model", "Action", "Status"].map((t) =>
-                        h("th", { scope: "col" }, t),
-                      ),
-                      h("th", { class: "num", scope: "col" }, "Findings"),
-                      h("th", { class: "num", scope: "col" }, "Duration"),
-                    ),
-                  ),
-                  h(
-                    "tbody",
-                    null,
-                    audit.entries.map((e) =>
-                      h(
-                        "tr",
-                        null,
-                        h("td", { title: when(e.ts) }, ago(e.ts)),
-                        h("td", { class: "mono" }, `${e.method} ${e.path}`),
-                        h("td", null, e.model ?? "—"),
-                        h("td", null, badge(e.action)),
-                        h(
-                          "td",
-                          null,
-                          e.upstream_status === null ? (e.error ?? "—") : String(e.upstream_status),
-                        ),
-                        h("td", { class: "num" }, num(e.finding_count)),
-                        h("td", { class: "num" }, `${Math.round(e.duration_ms)} ms`),
-                      ),
-                    ),
+                    h("td", { title: when(e.ts) }, ago(e.ts)),
+                    h("td", { class: "mono" }, `${e.method} ${e.path}`),
+                    h("td", null, e.model ?? "—"),
+                    h("td", null, badge(e.action)),
+                    h("td", null, e.upstream_status === null ? (e.error ?? "—") : String(e.upstream_status)),
+                    h("td", { class: "num" }, num(e.finding_count)),
+                    h("td", { class: "num" }, `${Math.round(e.duration_ms)} ms`),
                   ),
                 ),
               ),
