@@ -68,7 +68,7 @@ export function makeRuntime(
         };
         bus.emit("finding", {
           finding,
-          session: systemSession(),
+          session: blankSession(),
           provider: "unknown",
           request_id: "",
           transport: "system",
@@ -103,10 +103,8 @@ export function makeRuntime(
   return rt;
 }
 
-export const systemSession = blankSession;
-
 export function session(over: Partial<SessionContext> = {}): SessionContext {
-  return systemSession({
+  return blankSession({
     session_id: "sess-1",
     client: "claude-cli/2.1.328 (external, sdk-cli)",
     client_name: "claude-code",
