@@ -56,6 +56,17 @@ const hook: RequestHook = (r) => {
   return { action: findings.length ? "alert" : "pass", findings, scanned_bytes: r.body.byteLength };
 };
 
+/** Every file under `dir`, at any depth. */
+function filesUnder(dir: string): string[] {
+  const files: string[] = [];
+  for (const e of readdirSync(dir)) {
+    const p = join(dir, e);
+    if (statSync(p).isDirectory()) files.push(...filesUnder(p));
+    else files.push(p);
+  }
+  return files;
+}
+
 /** Follow the live stream once its first heartbeat arrived. */
 async function liveStream(url: string) {
   const live = followLive(await fetch(url));
@@ -190,15 +201,7 @@ describe("findings from real requests", () => {
       findings.text,
       audit.text,
     ];
-    const files: string[] = [];
-    const walk = (d: string) => {
-      for (const e of readdirSync(d)) {
-        const p = join(d, e);
-        if (statSync(p).isDirectory()) walk(p);
-        else files.push(p);
-      }
-    };
-    walk(s.configDir);
+    const files = filesUnder(s.configDir);
     expect(files.some((p) => p.endsWith("sluice.db"))).toBe(true);
     expect(files.some((p) => p.endsWith("audit.jsonl"))).toBe(true);
     const auditFile = files.find((p) => p.endsWith("audit.jsonl"))!;
@@ -444,15 +447,7 @@ describe("with the real detection engine", () => {
       const findings = await api(base, "GET", "/api/v1/findings");
       expect(findings.body.total).toBeGreaterThan(0);
       expect((await api(base, "GET", "/api/v1/stats")).body.today_count).toBeGreaterThan(0);
-      const files: string[] = [];
-      const walk = (d: string) => {
-        for (const e of readdirSync(d)) {
-          const p = join(d, e);
-          if (statSync(p).isDirectory()) walk(p);
-          else files.push(p);
-        }
-      };
-      walk(s.configDir);
+      const files = filesUnder(s.configDir);
       const exports = [
         (await api(base, "GET", "/api/v1/findings/export?format=csv")).text,
         (await api(base, "GET", "/api/v1/audit/export?format=json")).text,
