@@ -111,6 +111,7 @@ export function startReverseProxy(opts: ReverseOptions): Server<undefined> {
       let res: Response;
       try {
         res = await fetch(target(url), {
+          ...tlsInit(opts.tls),
           method,
           headers,
           body: fwd,

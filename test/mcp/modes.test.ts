@@ -373,6 +373,18 @@ describe("TLS upstreams", () => {
     const init = await raw.initialize();
     expect((init.error as { code: number }).code).toBe(-32000);
   });
+
+  // Regression: the reverse proxy's POST to the server once went out without the CA bundle.
+  test("the reverse proxy trusts proxy.ca_bundle for an https server too", async () => {
+    const tls = testTls();
+    await using https = startHttpMcpServer({ tls: { cert: tls.cert, key: tls.key } });
+    await using rp = await startReverse(https.url, [], tempHome({ proxy: { ca_bundle: tls.caPath } }));
+    const client = new Client({ name: "reverse-tls", version: "1" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${rp.base}/mcp`)));
+    const r = await client.callTool({ name: "echo", arguments: { message: "reverse over tls" } });
+    expect((r.content as { text: string }[])[0]!.text).toBe("reverse over tls");
+    await client.close();
+  });
 });
 
 describe("HTTP bridge GET stream", () => {
