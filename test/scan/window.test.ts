@@ -125,8 +125,8 @@ describe("scanStream", () => {
 
   test("256 MB stream is scanned in bounded memory", async () => {
     // In a fresh process: inside the shared test process the heap left by earlier test files changes
-    // when the collector runs, and sampling RSS every few ms can miss the peak. getrusage's maxRSS is
-    // the exact peak of the child, which only scans.
+    // when the collector runs, and sampling RSS every few ms can miss the peak. The child reports its
+    // exact peak (VmHWM; getrusage's maxRSS would include the test runner's RSS, inherited by exec).
     const child = Bun.spawn([process.execPath, join(import.meta.dir, "_big-stream.ts")], {
       stdout: "pipe",
       stderr: "pipe",
