@@ -22,6 +22,18 @@ export function sanitizeLine(line: string): string {
     .replace(/(password|passwd|secret|token|api[_-]?key)(["']?\s*[:=]\s*["']?)[^\s"',}]+/gi, "$1$2****");
 }
 
+/** Query parameters whose values are credentials (Gemini's `?key=`, signed URLs, tokens). */
+const SECRET_QUERY_PARAM =
+  /([?&](?:key|api[_-]?key|apikey|access[_-]?token|token|auth|authorization|signature|sig|secret|password)=)[^&#]*/gi;
+
+/**
+ * A URL path safe to log, store or show: credential-like query values become `****`, everything
+ * else is left exactly as it was. The request itself is always forwarded with the original query.
+ */
+export function maskPathCredentials(path: string): string {
+  return path.replace(SECRET_QUERY_PARAM, "$1****");
+}
+
 export interface LoggerOptions {
   level?: Level;
   format?: "text" | "json";

@@ -1,3 +1,5 @@
+import { maskPathCredentials } from "../core/log.ts";
+
 /**
  * Proxy header hygiene in one place (STYLE.md habit 7): what is dropped between the client and the
  * upstream, and between the upstream and the client. Everything else passes unchanged.
@@ -77,22 +79,10 @@ export function clientResponseHeaders(upstream: Headers): Headers {
   return out;
 }
 
-const SECRET_PARAM =
-  /^(key|api[_-]?key|access[_-]?token|token|auth|authorization|signature|sig|secret|password)$/i;
-
 /**
  * A path and query safe to log and store: credential-like query parameters (Gemini's `?key=`) have
  * their values replaced by `****`. The request itself is forwarded with the original query.
  */
 export function loggablePath(pathname: string, search: string): string {
-  if (!search || search === "?") return pathname + search;
-  const params = new URLSearchParams(search);
-  let changed = false;
-  for (const k of [...new Set(params.keys())]) {
-    if (SECRET_PARAM.test(k)) {
-      params.set(k, "****");
-      changed = true;
-    }
-  }
-  return changed ? `${pathname}?${params.toString().replaceAll("%2A", "*")}` : pathname + search;
+  return maskPathCredentials(pathname + search);
 }

@@ -6,7 +6,7 @@
 import { appendFileSync, chmodSync, mkdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { RequestEvent } from "../core/bus.ts";
-import { rotate, sanitizeLine } from "../core/log.ts";
+import { maskPathCredentials, rotate, sanitizeLine } from "../core/log.ts";
 
 export const AUDIT_FILE = "audit.jsonl";
 
@@ -32,9 +32,7 @@ export const AUDIT_KEYS = [
 
 /** A URL path as it may be stored or shown: credentials in the query string are masked. */
 export function maskPath(path: string): string {
-  return sanitizeLine(
-    path.replace(/([?&](?:key|api_key|apikey|access_token|token|auth|sig|signature)=)[^&#]*/gi, "$1****"),
-  );
+  return sanitizeLine(maskPathCredentials(path));
 }
 
 /** One JSONL line for a request; `path` is its masked path when the caller has it already. */
@@ -71,7 +69,8 @@ export class AuditLog {
     } catch {
       /* no file yet */
     }
-    if (size > 0 && size + text.length > maxFileBytes) rotate(this.file, Math.max(1, maxFiles - 1));
+    if (size > 0 && size + Buffer.byteLength(text) > maxFileBytes)
+      rotate(this.file, Math.max(1, maxFiles - 1));
     appendFileSync(this.file, text, { mode: 0o600 });
     chmodSync(this.file, 0o600);
   }
