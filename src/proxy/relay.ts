@@ -25,9 +25,10 @@ export interface RelayOptions {
   log: Logger;
   tls(): UpstreamTls;
   pool(): HostPool;
-  /** Base URL of the engine, e.g. http://127.0.0.1:8090. */
-  engineUrl: string;
-  failMode: "open" | "closed";
+  /** Base URL of the engine, e.g. http://127.0.0.1:8090; read per request, so a reload applies at once. */
+  engineUrl(): string;
+  /** Read per request, so a reload applies at once. */
+  failMode(): "open" | "closed";
 }
 
 export class Relay {
@@ -77,7 +78,7 @@ export class Relay {
     const prev = this.state;
     this.state = next;
     if (next === "healthy" || prev === "healthy" || prev === "starting")
-      this.opts.log.warn(`engine ${this.opts.engineUrl} is ${next}`, { fail_mode: this.opts.failMode });
+      this.opts.log.warn(`engine ${this.opts.engineUrl()} is ${next}`, { fail_mode: this.opts.failMode() });
     if (next === "healthy") for (const w of this.#waiters) w();
   }
 
@@ -85,7 +86,7 @@ export class Relay {
     if (this.#stopped) return;
     const r = this.opts.config().relay;
     try {
-      const res = await fetch(new URL("/health", this.opts.engineUrl), {
+      const res = await fetch(new URL("/health", this.opts.engineUrl()), {
         signal: AbortSignal.timeout(r.health_check_timeout * 1000),
       });
       await res.arrayBuffer();
@@ -135,7 +136,7 @@ export class Relay {
     return {
       status: "ok",
       engine: this.state,
-      fail_mode: this.opts.failMode,
+      fail_mode: this.opts.failMode(),
       uptime: (Date.now() - this.startedAt) / 1000,
     };
   }
@@ -146,7 +147,7 @@ export class Relay {
     if (url.pathname === "/metrics" && req.method === "GET") {
       // The engine counts what was scanned; the relay only passes its numbers on.
       try {
-        const res = await fetch(new URL("/metrics", this.opts.engineUrl), {
+        const res = await fetch(new URL("/metrics", this.opts.engineUrl()), {
           signal: AbortSignal.timeout(this.opts.config().relay.health_check_timeout * 1000),
         });
         return new Response(await res.arrayBuffer(), { status: res.status, headers: res.headers });
@@ -189,13 +190,13 @@ export class Relay {
       headers.set("x-request-id", id);
       const ip = server.requestIP(req)?.address;
       if (ip) headers.set("x-forwarded-for", ip);
-      const result = await send(new URL(url.pathname + url.search, this.opts.engineUrl), headers, 0);
+      const result = await send(new URL(url.pathname + url.search, this.opts.engineUrl()), headers, 0);
       // The engine went away between two health checks: fall through to fail_mode. (A 502 the engine
       // itself answered, for an unreachable provider, is passed on as it is.)
       if (!result.failure) return result.response;
       this.#setState("unhealthy");
     }
-    if (this.opts.failMode === "closed")
+    if (this.opts.failMode() === "closed")
       return this.#closed(
         provider,
         "sluice: the inspection engine is unavailable and fail_mode is closed; the request was not sent",
@@ -231,12 +232,12 @@ export class Relay {
     let up: Awaited<ReturnType<typeof connectUpstream>> | null = null;
     let target = "";
     if (this.state === "healthy") {
-      target = wsUrl(this.opts.engineUrl, this.opts.engineUrl.startsWith("https:"));
+      target = wsUrl(this.opts.engineUrl(), this.opts.engineUrl().startsWith("https:"));
       up = await connectUpstream(target, headers, this.opts.tls(), timeoutMs);
       if (!up.ok) this.#setState("unhealthy");
     }
     if (!up?.ok) {
-      if (this.opts.failMode === "closed")
+      if (this.opts.failMode() === "closed")
         return this.#closed(provider, "sluice: the inspection engine is unavailable and fail_mode is closed");
       const base = cfg.providers[provider].upstream;
       target = wsUrl(base, !base.startsWith("http:"));

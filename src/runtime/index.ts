@@ -192,13 +192,14 @@ export class SluiceRuntime implements Runtime {
       this.log.warn("--fail-mode only applies with --engine-port; ignored");
     const server = this.proxy.listen(cfg.bind, combined ? cfg.engine.port : cfg.port);
     if (combined) {
+      const engineUrl = `http://${cfg.bind.includes(":") ? `[${cfg.bind}]` : cfg.bind}:${server.port}`;
       this.#relay = new Relay({
         config: () => this.#config,
         log: this.log,
         tls: () => this.#tls,
         pool: () => this.#pool,
-        engineUrl: `http://${cfg.bind.includes(":") ? `[${cfg.bind}]` : cfg.bind}:${server.port}`,
-        failMode: cfg.relay.fail_mode, // --fail-mode is in it already (#withOverrides)
+        engineUrl: () => engineUrl,
+        failMode: () => this.#config.relay.fail_mode, // --fail-mode is in it already (#withOverrides)
       });
       this.#relay.listen(cfg.bind, cfg.port);
     }

@@ -6,7 +6,7 @@
  * const r = await startRelay({ port: 0, engineUrl: "http://127.0.0.1:8090", failMode: "open" });
  * await r.stop();
  */
-import { ConfigError, loadConfig, upstreamTls } from "../config/load.ts";
+import { ConfigError, diffConfig, loadConfig, upstreamTls } from "../config/load.ts";
 import { type Level, Logger } from "../core/log.ts";
 import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
@@ -65,8 +65,8 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
     log,
     tls: () => tls,
     pool: () => pool,
-    engineUrl: config.relay.engine_url,
-    failMode: config.relay.fail_mode,
+    engineUrl: () => config.relay.engine_url,
+    failMode: () => config.relay.fail_mode,
   });
   const server = relay.listen(config.bind, config.relay.port);
   const url = `http://${config.bind}:${server.port}`;
@@ -74,9 +74,10 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
     try {
       const next = load();
       const nextTls = upstreamTls(next.config); // may throw: then nothing is swapped
+      const changes = diffConfig(config, next.config);
       config = next.config;
       tls = nextTls;
-      log.warn("config reloaded (sighup)");
+      log.warn(`config reloaded (sighup): ${changes.length ? changes.join("; ") : "no changes"}`);
       return { ok: true };
     } catch (e) {
       const error = e instanceof ConfigError ? e.message : String(e);

@@ -85,6 +85,39 @@ test("engine down, fail_mode closed: 503 with Retry-After in the provider's shap
   expect(up.requests.length).toBe(before);
 });
 
+// Regression: the relay read fail_mode and engine_url once at start, so a SIGHUP that changed them
+// logged "config reloaded" and changed nothing.
+test("a reload switches fail_mode and engine_url for the next request", async () => {
+  const over = { relay: { health_check_interval: 0.1, health_check_timeout: 0.5, queue_on_startup: 0 } };
+  const home = writeTestConfig({
+    upstream: up.url,
+    config: {
+      ...over,
+      relay: { ...over.relay, fail_mode: "closed", engine_url: `http://127.0.0.1:${freePort()}` },
+    },
+  });
+  const r = await startRelay({
+    env: { ...process.env, SLUICE_HOME: home },
+    projectDir: null,
+    port: 0,
+    stderr: false,
+    printBanner: false,
+  });
+  try {
+    expect((await send(r.url)).status).toBe(503);
+    writeTestConfig({
+      home,
+      upstream: up.url,
+      config: { ...over, relay: { ...over.relay, fail_mode: "open" } },
+    });
+    expect(r.reload()).toEqual({ ok: true });
+    expect((await send(r.url)).status).toBe(200);
+    expect(r.log.recent.join("\n")).toContain('relay.fail_mode: "closed" -> "open"');
+  } finally {
+    await r.stop();
+  }
+});
+
 const CLI = join(import.meta.dir, "../../src/cli.ts");
 
 test("during queue_on_startup a request waits for the engine to come up, then goes through it", async () => {
