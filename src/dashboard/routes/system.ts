@@ -39,7 +39,8 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
 
   app.get("/api/v1/clients", () => {
     const addr = rt.proxyAddress();
-    const catalog = clientCatalog(`http://127.0.0.1:${addr.port}`);
+    const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
+    const catalog = clientCatalog(`http://${host}:${addr.port}`);
     const seen = new Map<string, string>();
     let rows: { client: string; last_seen: string }[] = [];
     try {
