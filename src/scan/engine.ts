@@ -3,11 +3,10 @@
  * with the built-in community rules, the config's `custom_rules` and any `--rules FILE`, under the
  * same configuration (detector switches and actions, allowlists).
  */
-import type { Config } from "../config/schema.ts";
+import { type Config, customRuleDef } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { createScanner } from "../policy/scanner.ts";
-import { customRuleToDef } from "./rulefile.ts";
 import type { TextScanner } from "./window.ts";
 
 /** Everything a worker needs to build its own scanner; structured-clone safe. */
@@ -25,7 +24,7 @@ export interface RuleSources {
 export function rulesInForce(config: Config, sources: RuleSources = {}): RuleDef[] {
   const byName = new Map<string, RuleDef>();
   if (sources.builtin !== false) for (const r of loadBuiltinRules()) byName.set(r.name, r);
-  for (const c of config.custom_rules) byName.set(c.name, customRuleToDef(c));
+  for (const c of config.custom_rules) byName.set(c.name, customRuleDef(c));
   for (const r of sources.extra ?? []) byName.set(r.name, r);
   return [...byName.values()];
 }

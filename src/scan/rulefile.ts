@@ -6,7 +6,6 @@
 import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, type Node, parseDocument, type YAMLMap } from "yaml";
 import { z } from "zod";
-import type { CustomRuleConfig } from "../config/schema.ts";
 import { DETECTORS, RULE_ACTIONS, RULE_TIERS, type RuleDef, SEVERITIES, VALIDATORS } from "../core/types.ts";
 
 export const ruleNameSchema = z
@@ -149,24 +148,6 @@ export function parseRuleFile(path: string, source: RuleDef["source"] = "import"
     };
   }
   return parseRuleText(text, path, source);
-}
-
-/** A YAML `custom_rules` entry as a RuleDef (source "config", tier "custom"). */
-export function customRuleToDef(c: CustomRuleConfig): RuleDef {
-  return {
-    name: c.name,
-    pattern: c.pattern,
-    detector: c.detector,
-    severity: c.severity,
-    action: c.action,
-    enabled: true,
-    tier: "custom",
-    source: "config",
-    description: c.description,
-    tags: c.tags,
-    validator: c.validator ?? null,
-    keywords: c.keywords ?? null,
-  };
 }
 
 /** Serialisable form of a rule for export (no hit counts or timestamps). */
