@@ -63,3 +63,20 @@ export function asciiJsonSource(bytes: Uint8Array): string | null {
   if (cursor < n) parts.push(utf8.decode(bytes.subarray(cursor, n)));
   return parts.join("");
 }
+
+/**
+ * A request body parsed as JSON, or undefined when it is not JSON. Parses the ASCII source when that
+ * pays (see above); `decoded` supplies (and may cache) the plain decoded text otherwise.
+ */
+export function parseJsonBody(bytes: Uint8Array, decoded: () => string = () => utf8.decode(bytes)): unknown {
+  const raw = asciiJsonSource(bytes) ?? decoded();
+  let i = 0;
+  while (i < raw.length && (raw[i] === " " || raw[i] === "\n" || raw[i] === "\r" || raw[i] === "\t")) i++;
+  const first = raw[i];
+  if (first !== "{" && first !== "[" && first !== '"') return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}

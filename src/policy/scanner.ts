@@ -19,7 +19,7 @@ import {
 } from "../detect/engine.ts";
 import { checkUserPattern } from "../detect/pattern.ts";
 import { extractTexts, TEXT_PATH } from "../payload/extract.ts";
-import { asciiJsonSource } from "../payload/json-source.ts";
+import { parseJsonBody } from "../payload/json-source.ts";
 import { placeholder, type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { isAllowlisted } from "./allowlist.ts";
 import { type CachedMatch, fingerprint, SegmentCache } from "./dedup.ts";
@@ -302,19 +302,8 @@ export function createScanner(opts: ScannerOptions): Scanner {
     let json: unknown = req.json;
     let isJson = json !== undefined;
     if (!isJson) {
-      // An ASCII-only source (non-ASCII characters escaped) when cheap: JSON.parse then returns
-      // Latin-1 strings, half the memory to hash and scan (json-source.ts). Redaction and non-JSON
-      // bodies still use the decoded text itself.
-      const raw = asciiJsonSource(req.body) ?? rawOf();
-      const first = raw.trimStart()[0];
-      if (first === "{" || first === "[" || first === '"') {
-        try {
-          json = JSON.parse(raw);
-          isJson = true;
-        } catch {
-          isJson = false;
-        }
-      }
+      json = parseJsonBody(req.body, rawOf);
+      isJson = json !== undefined;
     }
     const segments = isJson ? extractTexts(json, req.provider) : { texts: [rawOf()], path: () => TEXT_PATH };
     const per = matchSegments(

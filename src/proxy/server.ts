@@ -18,6 +18,7 @@ import {
   type SessionContext,
 } from "../core/types.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
+import { parseJsonBody } from "../payload/json-source.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
@@ -52,9 +53,10 @@ function parseJson(body: Uint8Array, contentType: string | null): unknown {
   if (body.byteLength === 0) return undefined;
   const first = body[0];
   if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
-  return parseJsonText(new TextDecoder().decode(body));
+  return parseJsonBody(body);
 }
 
+/** A WebSocket text frame parsed as JSON, or undefined. */
 function parseJsonText(text: string): unknown {
   try {
     return JSON.parse(text);
