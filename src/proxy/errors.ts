@@ -86,6 +86,19 @@ export function blockedResponse(provider: ProviderLabel, findings: Finding[]): R
   return providerError(provider, 403, blockMessage(findings), "blocked");
 }
 
+/**
+ * The frame sent on a Responses WebSocket (Codex) before closing it for a blocked frame: the wrapped
+ * `error` event that Responses clients map to an HTTP error, so the tool shows why at once instead of
+ * treating the close as a dropped stream and reconnecting.
+ */
+export function blockedWsErrorEvent(findings: Finding[]): string {
+  return JSON.stringify({
+    type: "error",
+    status: 403,
+    error: { type: "permission_error", code: "blocked_by_sluice", message: blockMessage(findings) },
+  });
+}
+
 export function unknownProviderResponse(method: string, path: string): Response {
   return jsonResponse(400, {
     error: {

@@ -20,7 +20,13 @@ import {
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { detectProvider, isStreamingRequest } from "./detect.ts";
-import { blockedResponse, blockMessage, providerError, unknownProviderResponse } from "./errors.ts";
+import {
+  blockedResponse,
+  blockedWsErrorEvent,
+  blockMessage,
+  providerError,
+  unknownProviderResponse,
+} from "./errors.ts";
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
@@ -565,6 +571,7 @@ export class ProxyServer {
         } catch {
           /* gone */
         }
+        if (d.provider === "openai") ws.send(blockedWsErrorEvent(verdict.findings));
         ws.close(WS_POLICY_CLOSE, reason);
         return;
       }

@@ -147,7 +147,14 @@ test("a blocked frame closes the connection with 1008 and never reaches upstream
   expect(await ok).toBe("harmless");
   const before = up.wsMessages.length;
   const c = closed(ws);
+  const errorEvent = nextMessage(ws);
   ws.send("my SECRET value");
+  // Codex maps this wrapped error event to an HTTP 403 and shows it, instead of reconnecting.
+  expect(JSON.parse(String(await errorEvent))).toMatchObject({
+    type: "error",
+    status: 403,
+    error: { type: "permission_error", code: "blocked_by_sluice" },
+  });
   const ev = await c;
   expect(ev.code).toBe(1008);
   expect(ev.reason).toContain("custom_secret");
