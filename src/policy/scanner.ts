@@ -14,6 +14,7 @@ import {
   compileRules,
   type EncodingOptions,
   type Engine,
+  MAX_MATCHES_PER_RULE,
   type RawMatch,
   scanText,
 } from "../detect/engine.ts";
@@ -70,6 +71,21 @@ function userPatternOk(pattern: string): boolean {
     patternChecks.set(pattern, ok);
   }
   return ok;
+}
+
+/**
+ * Whether a scan stopped early for some rule: the engine keeps at most MAX_MATCHES_PER_RULE matches
+ * of a rule per call, so later ones were not reported.
+ */
+function hitCap(matches: RawMatch[]): boolean {
+  if (matches.length < MAX_MATCHES_PER_RULE) return false;
+  const counts = new Map<RuleDef, number>();
+  for (const m of matches) {
+    const n = (counts.get(m.rule) ?? 0) + 1;
+    if (n >= MAX_MATCHES_PER_RULE) return true;
+    counts.set(m.rule, n);
+  }
+  return false;
 }
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
@@ -199,7 +215,10 @@ export function createScanner(opts: ScannerOptions): Scanner {
     };
   }
 
-  /** Matches per segment, from the session cache or one batched scan of the new segments. */
+  /**
+   * Matches per segment, from the session cache or one batched scan of the new segments. `capped`:
+   * a segment whose scan hit the per-rule match cap (its list is incomplete; it is not remembered).
+   */
   function matchSegments(
     texts: string[],
     engine: Engine,
@@ -208,6 +227,8 @@ export function createScanner(opts: ScannerOptions): Scanner {
     cfg: Config,
   ) {
     const per: CachedMatch[][] = new Array(texts.length);
+    let capped = false;
+    const cappedAt = new Set<number>();
     const conv = sessionId ? cache.session(sessionId, cfg.dedup) : null;
     const fps: (bigint | number | null)[] = new Array(texts.length).fill(null);
     const todo: number[] = [];
@@ -239,10 +260,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
         counters.segments_scanned++;
         counters.chars_scanned += t.length;
         if (t.length >= SCAN_ALONE) {
-          for (const m of scanText(engine, t, { encoding: enc })) {
-            if (per[i] === NO_MATCHES) per[i] = [];
-            per[i]!.push({ ...m, value: copyString(m.value) });
-          }
+          scanAlone(i);
           continue;
         }
         bounds.push(at, at + t.length);
@@ -251,7 +269,13 @@ export function createScanner(opts: ScannerOptions): Scanner {
         at += t.length + SEP.length;
       }
       const joined = parts.length === 1 ? parts[0]! : parts.join(SEP);
-      const found = batched.length > 0 ? scanText(engine, joined, { encoding: enc, bounds }) : [];
+      let found = batched.length > 0 ? scanText(engine, joined, { encoding: enc, bounds }) : [];
+      if (batched.length > 1 && hitCap(found)) {
+        // The cap counts matches of the whole batch: scan each segment by itself so that findings
+        // do not depend on batching (and no segment is remembered as clean for want of room).
+        for (const i of batched) scanAlone(i);
+        found = [];
+      }
       for (const m of found) {
         let lo = 0;
         let hi = batched.length - 1;
@@ -269,9 +293,27 @@ export function createScanner(opts: ScannerOptions): Scanner {
         // keep the joined text of this request (a slice would reference all of it) alive.
         per[i]!.push({ ...m, value: copyString(m.value), start: m.start - base, end: m.end - base });
       }
-      if (conv) for (const i of todo) if (fps[i] !== null) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
+      if (found.length > 0 && hitCap(found)) {
+        capped = true;
+        for (const i of batched) cappedAt.add(i);
+      }
+      if (conv)
+        for (const i of todo)
+          if (fps[i] !== null && !cappedAt.has(i)) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
     }
-    return per;
+    return { per, capped };
+
+    function scanAlone(i: number) {
+      const found = scanText(engine, texts[i]!, { encoding: enc });
+      for (const m of found) {
+        if (per[i] === NO_MATCHES) per[i] = [];
+        per[i]!.push({ ...m, value: copyString(m.value) });
+      }
+      if (hitCap(found)) {
+        capped = true;
+        cappedAt.add(i);
+      }
+    }
   }
 
   const epochOf = (cfg: Config) => `${compiled?.key}|${JSON.stringify(encodingOf(cfg))}`;
@@ -306,7 +348,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
       isJson = json !== undefined;
     }
     const segments = isJson ? extractTexts(json, req.provider) : { texts: [rawOf()], path: () => TEXT_PATH };
-    const per = matchSegments(
+    const { per, capped } = matchSegments(
       segments.texts,
       engine,
       enc,
@@ -329,7 +371,11 @@ export function createScanner(opts: ScannerOptions): Scanner {
       }
     }
     const verdict: Verdict = { action, findings, scanned_bytes: req.body.length };
-    if (action === "redact") {
+    if (action === "redact" && capped) {
+      // Matches past the engine's per-rule cap were not reported, so they cannot be redacted.
+      verdict.action = "block";
+      verdict.skipped = `more than ${MAX_MATCHES_PER_RULE} matches of a rule; blocked instead of redacted`;
+    } else if (action === "redact") {
       try {
         const out = isJson ? redactJson(rawOf(), edits) : redactText(rawOf(), edits);
         verdict.body = encoder.encode(out);

@@ -175,6 +175,17 @@ describe("policy", () => {
     expect(s.scan(out, "other").findings).toEqual([]);
   });
 
+  test("redact never forwards a value beyond the engine's per-rule match cap", () => {
+    const rules = loadBuiltinRules().map((r) =>
+      r.name === "email_address" ? { ...r, action: "redact" as const } : r,
+    );
+    const s = setup(() => {}, rules);
+    const text = Array.from({ length: 1100 }, (_, i) => `user${i}@acme-corp.io`).join(" ");
+    const v = s.scan(msgs(text));
+    const forwarded = v.action === "block" ? "" : new TextDecoder().decode(v.body!);
+    expect(forwarded.split("@acme-corp.io").length - 1).toBe(0);
+  });
+
   test("redact replaces the whole encoded blob of a secret found in base64", () => {
     const rules = loadBuiltinRules().map((r) =>
       r.name === "aws_access_key_id" ? { ...r, action: "redact" as const } : r,
@@ -273,6 +284,17 @@ describe("session dedup", () => {
       );
       expect(after.segments_cached - before.segments_cached).toBe(history.length - 2);
     }
+  });
+
+  test("a segment past the engine's per-rule match cap is not remembered as clean", () => {
+    const rules = loadBuiltinRules().map((r) =>
+      r.name === "email_address" ? { ...r, action: "block" as const } : r,
+    );
+    const s = setup(() => {}, rules);
+    const texts = Array.from({ length: 1100 }, (_, i) => `mail user${i}@acme-corp.io now`);
+    expect(s.scan(msgs(...texts), "capped").action).toBe("block");
+    // The client resends only the tail of the conversation (compaction): still blocked.
+    expect(s.scan(msgs(texts[1099]!), "capped").action).toBe("block");
   });
 
   test("the cache is per session and bounded by dedup.*", () => {
