@@ -51,11 +51,18 @@ export class BaselineHasher {
 }
 
 export function loadBaseline(path: string): Baseline {
-  let raw: unknown;
+  let text: string;
   try {
-    raw = JSON.parse(readFileSync(path, "utf8"));
+    text = readFileSync(path, "utf8");
   } catch (e) {
     throw new BaselineError(`cannot read baseline ${path}: ${(e as Error).message}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    // Not the parser's message: JavaScriptCore quotes the offending token, which could be a secret.
+    throw new BaselineError(`cannot read baseline ${path}: not valid JSON`);
   }
   const parsed = baselineSchema.safeParse(raw);
   if (!parsed.success) {

@@ -58,4 +58,18 @@ describe("baseline", () => {
     expect(() => loadBaseline(path)).toThrow(BaselineError);
     expect(() => loadBaseline(join(t.dir, "missing.json"))).toThrow(/cannot read baseline/);
   });
+
+  test("a file that is not JSON (a .env given by mistake) is an error that does not quote it", () => {
+    using t = tempDir();
+    const path = join(t.dir, ".env");
+    require("node:fs").writeFileSync(path, `${KEY}=1\n`);
+    expect(() => loadBaseline(path)).toThrow(/not valid JSON/);
+    let message = "";
+    try {
+      loadBaseline(path);
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).not.toContain(KEY);
+  });
 });
