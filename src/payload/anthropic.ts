@@ -9,6 +9,7 @@ import { isTextMime, type SkipFn } from "./_shared.ts";
 export const anthropicSkip: SkipFn = (parent, key) => {
   if (key === "signature" && parent.type === "thinking") return true;
   if (key === "data" && parent.type === "redacted_thinking") return true;
-  if (key === "data" && parent.type === "base64" && !isTextMime(parent.media_type)) return true;
+  if (key === "data" && parent.type === "base64" && typeof parent.media_type === "string")
+    return !isTextMime(parent.media_type);
   return false;
 };

@@ -95,6 +95,37 @@ describe("extractSegments", () => {
     expect(at(segs, "tools[0].function.description")).toBe("Read a file");
   });
 
+  test("opaque-field rules stay narrow: text files as data URLs and tool inputs with a `format` are scanned", () => {
+    const env = "AWS_SECRET_ACCESS_KEY=".padEnd(80, "x");
+    const json = `data:application/json;base64,${Buffer.from(`{"k":"${env}"}`).toString("base64")}`;
+    const body = {
+      messages: [
+        {
+          role: "user",
+          content: [
+            { type: "file", file: { filename: "cfg.json", file_data: json } },
+            { type: "input_audio", input_audio: { format: "wav", data: IMG } },
+          ],
+        },
+        {
+          role: "assistant",
+          content: [{ type: "tool_use", id: "t", name: "w", input: { format: "env", data: env } }],
+        },
+        {
+          role: "user",
+          content: [{ type: "tool_use", id: "u", name: "w", input: { type: "base64", data: env } }],
+        },
+      ],
+    };
+    for (const provider of ["openai", "anthropic"] as const) {
+      const segs = extractSegments(body, provider);
+      expect(at(segs, "messages[0].content[0].file.file_data")).toBe(json);
+      expect(at(segs, "messages[0].content[1].input_audio.data")).toBeUndefined();
+      expect(at(segs, "messages[1].content[0].input.data")).toBe(env);
+      expect(at(segs, "messages[2].content[0].input.data")).toBe(env);
+    }
+  });
+
   test("openai responses / Codex response.create: input items, instructions, function calls; encrypted reasoning skipped", () => {
     const body = {
       type: "response.create",
