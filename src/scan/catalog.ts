@@ -9,17 +9,8 @@ import type { Config } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
 import { Logger } from "../core/log.ts";
 import type { RuleDef } from "../core/types.ts";
+import type { RuleFilter } from "../store/repos.ts";
 import { rulesInForce } from "./engine.ts";
-
-export interface RuleFilter {
-  search?: string;
-  detector?: string;
-  tier?: string;
-  severity?: string;
-  enabled?: boolean;
-  tag?: string;
-  source?: string;
-}
 
 /** The API's filter semantics in memory: comma-separated search terms match name or description (OR). */
 export function filterRules(rules: RuleDef[], f: RuleFilter): RuleDef[] {
