@@ -163,35 +163,26 @@ export function exportLogs(opts: LogExportOptions): LogExportResult {
       app_log_files: appLogFiles.map((f) => f.split(/[\\/]/).pop()),
     }),
   );
-  let auditEntries = 0;
-  for (const f of auditFiles) {
-    const source = f.split(/[\\/]/).pop();
-    for (const l of readLines(f)) {
-      const r = s.line(l);
-      out.push(
-        JSON.stringify({
-          type: "audit",
-          source,
-          ...(r.entry !== undefined ? { entry: r.entry } : { line: r.line }),
-        }),
-      );
-      auditEntries++;
+  /** Every line of `files`, sanitized, as records of `type`; returns how many. */
+  const append = (type: "audit" | "app_log", files: string[]): number => {
+    let n = 0;
+    for (const f of files) {
+      const source = f.split(/[\\/]/).pop();
+      for (const l of readLines(f)) {
+        const r = s.line(l);
+        out.push(
+          JSON.stringify({
+            type,
+            source,
+            ...(r.entry !== undefined ? { entry: r.entry } : { line: r.line }),
+          }),
+        );
+        n++;
+      }
     }
-  }
-  let appLogLines = 0;
-  for (const f of appLogFiles) {
-    const source = f.split(/[\\/]/).pop();
-    for (const l of readLines(f)) {
-      const r = s.line(l);
-      out.push(
-        JSON.stringify({
-          type: "app_log",
-          source,
-          ...(r.entry !== undefined ? { entry: r.entry } : { line: r.line }),
-        }),
-      );
-      appLogLines++;
-    }
-  }
+    return n;
+  };
+  const auditEntries = append("audit", auditFiles);
+  const appLogLines = append("app_log", appLogFiles);
   return { text: `${out.join("\n")}\n`, auditFiles, appLogFiles, auditEntries, appLogLines };
 }
