@@ -9,30 +9,19 @@ import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { builtinRuleFiles, parseRuleFile as parseBuiltinFile, validateRules } from "../detect/builtin.ts";
-import { checkUserPattern, compilePattern } from "../detect/pattern.ts";
+import { checkUserPattern } from "../detect/pattern.ts";
 import { configRules } from "../policy/scanner.ts";
 import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
 
-/** Compile a rule pattern the way the engine does (a leading `(?i)` / `(?s)` becomes flags). */
-export function compileRulePattern(pattern: string, extraFlags = ""): RegExp {
-  return compilePattern(pattern, extraFlags);
-}
-
 /**
- * The engine's acceptance check for a user's pattern: it compiles, does not match empty text and
- * cannot backtrack catastrophically. Returns the error message or null.
+ * Pattern checks only (fast; `sluice scan --rules`): the engine's acceptance check for a user's
+ * pattern (it compiles, does not match empty text, cannot backtrack catastrophically).
  */
-export function patternError(pattern: string): string | null {
-  const res = checkUserPattern(pattern);
-  return res.ok ? null : res.error;
-}
-
-/** Pattern checks only (fast; `sluice scan --rules`). */
 export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, file: string): RuleProblem[] {
   const out: RuleProblem[] = [];
   for (const r of rules) {
-    const err = patternError(r.pattern);
-    if (err) out.push({ file, line: lines.get(r.name) ?? 1, rule: r.name, message: err });
+    const check = checkUserPattern(r.pattern);
+    if (!check.ok) out.push({ file, line: lines.get(r.name) ?? 1, rule: r.name, message: check.error });
   }
   return out;
 }
