@@ -11,6 +11,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Finding } from "../core/types.ts";
+import { copyString } from "../policy/mask.ts";
 import type { ScanFinding } from "./types.ts";
 
 export type TextScanner = (text: string, path: string) => Finding[];
@@ -21,17 +22,6 @@ export const DEFAULT_OVERLAP = 64 * 1024;
 /** Stable, value-free id of a finding: rule, file and masked preview. */
 export function fingerprintOf(rule: string, file: string, preview: string): string {
   return createHash("sha256").update(`${rule}\0${file}\0${preview}`).digest("hex").slice(0, 32);
-}
-
-/**
- * A copy of `s` that shares no memory with the text it was cut from. A preview built from slices of a
- * 4 MB window would otherwise keep the whole window alive (JavaScriptCore substrings and ropes
- * reference their base string), and a large file with many findings would grow without bound.
- */
-export function detach(s: string): string;
-export function detach(s: string | null): string | null;
-export function detach(s: string | null): string | null {
-  return s === null ? null : Buffer.from(s, "utf8").toString("utf8");
 }
 
 /** Offsets of every "\n" in text[from, to). */
@@ -138,9 +128,11 @@ export class WindowScanner {
           finding_type: f.finding_type,
           severity: f.severity,
           action: f.action,
-          preview: detach(f.preview),
-          description: detach(f.description),
-          decoded: detach(f.decoded),
+          // Copies: a string cut from a 4 MB window would keep the whole window alive (JavaScriptCore
+          // substrings and ropes reference their base string) and a large file would grow unbounded.
+          preview: copyString(f.preview),
+          description: copyString(f.description),
+          decoded: f.decoded === null ? null : copyString(f.decoded),
           fingerprint: fingerprintOf(f.rule, this.#file, f.preview),
           content_hash: f.content_hash,
         });
