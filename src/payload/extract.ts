@@ -30,6 +30,8 @@ function skipsFor(provider: ProviderLabel): SkipFn[] {
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Containers nested deeper than this are not walked string by string. */
+const MAX_DEPTH = 200;
 
 /** The path of `key` under `parent` in the `messages[3].content[0].text` notation. */
 export function childPath(parent: string, key: string | number): string {
@@ -64,7 +66,14 @@ export function extractTexts(json: unknown, provider: ProviderLabel = "unknown")
   const frameParent: number[] = [-1];
   const frameKey: (string | number)[] = [""];
   const walk = (node: unknown, frame: number, depth: number) => {
-    if (depth > 200) return;
+    if (depth > MAX_DEPTH) {
+      // Deeper than any real body: the rest of this subtree is one segment, its JSON text, at the
+      // path of its container (found, but not redactable: the scanner blocks instead).
+      texts.push(JSON.stringify(node));
+      segFrame.push(frameParent[frame]!);
+      segKey.push(frameKey[frame]!);
+      return;
+    }
     if (Array.isArray(node)) {
       for (let i = 0; i < node.length; i++) {
         const v = node[i];

@@ -60,12 +60,13 @@ export function redactText(text: string, edits: RedactEdit[]): string {
 }
 
 /**
- * Apply edits to a raw JSON text. Throws when the text is not JSON; edits whose path names no string
- * are ignored (the caller re-scans the result when it needs certainty).
+ * Apply edits to a raw JSON text. Throws when the text is not JSON. An edit whose path names no string
+ * (or whose range does not fit in it) is left out and given to `missed`, which may throw.
  */
-export function redactJson(raw: string, edits: RedactEdit[]): string {
+export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: RedactEdit) => void): string {
   const byPath = normalize(edits);
   if (byPath.size === 0) return raw;
+  const applied = new Set<RedactEdit>();
   const parts: string[] = [];
   let copied = 0;
   let i = 0;
@@ -106,6 +107,7 @@ export function redactJson(raw: string, edits: RedactEdit[]): string {
       if (editStartRaw < 0 && decoded === ed.start) editStartRaw = k;
       if (editStartRaw >= 0 && decoded === ed.end) {
         parts.push(raw.slice(copied, editStartRaw), ed.replacement);
+        applied.add(ed);
         copied = k;
         editStartRaw = -1;
         idx++;
@@ -182,6 +184,7 @@ export function redactJson(raw: string, edits: RedactEdit[]): string {
   };
 
   value("", 0);
+  if (missed) for (const list of byPath.values()) for (const e of list) if (!applied.has(e)) missed(e);
   parts.push(raw.slice(copied));
   return parts.join("");
 }

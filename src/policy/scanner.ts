@@ -377,7 +377,11 @@ export function createScanner(opts: ScannerOptions): Scanner {
       verdict.skipped = `more than ${MAX_MATCHES_PER_RULE} matches of a rule; blocked instead of redacted`;
     } else if (action === "redact") {
       try {
-        const out = isJson ? redactJson(rawOf(), edits) : redactText(rawOf(), edits);
+        const out = isJson
+          ? redactJson(rawOf(), edits, () => {
+              throw new Error("a match is not inside a string of the body");
+            })
+          : redactText(rawOf(), edits);
         verdict.body = encoder.encode(out);
       } catch (err) {
         // The body could not be rebuilt: never forward the unredacted value.

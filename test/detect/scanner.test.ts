@@ -228,6 +228,22 @@ describe("policy", () => {
     }
   });
 
+  test("strings nested deeper than the extractor walks are still scanned, and never forwarded unredacted", () => {
+    const deep = (depth: number, leaf: unknown): unknown =>
+      depth === 0 ? leaf : { d: deep(depth - 1, leaf) };
+    const body = {
+      model: "m",
+      messages: [{ role: "user", content: [deep(300, { text: `key ${AWS_ID}` })] }],
+    };
+    expect(setup().scan(body).action).toBe("block");
+    const rules = loadBuiltinRules().map((r) =>
+      r.name === "aws_access_key_id" ? { ...r, action: "redact" as const } : r,
+    );
+    const v = setup(() => {}, rules).scan(body);
+    const forwarded = v.action === "block" ? "" : new TextDecoder().decode(v.body!);
+    expect(forwarded).not.toContain(AWS_ID);
+  });
+
   test("a body that is not JSON is scanned as text at path `body`", () => {
     const v = setup().scan(`plain ${AWS_ID} text`);
     expect(v.findings.map((f) => [f.rule, f.path])).toEqual([["aws_access_key_id", "body"]]);
