@@ -184,8 +184,8 @@ export async function addedLines(opts: DiffOptions = {}): Promise<{ top: string;
 }
 
 /**
- * Scan the added lines of each file. Consecutive added lines are scanned together (a key spread over
- * several lines is found); positions are mapped back to new-file line numbers.
+ * Scan the added lines of each file. All of a file's added lines are scanned as one text (a key spread
+ * over several lines is found, even across hunks); positions are mapped back to new-file line numbers.
  */
 export function scanAdded(files: AddedFile[], top: string, cwd: string, scan: TextScanner): FileResult[] {
   return files.map((f) => {
