@@ -189,8 +189,8 @@ export function createScanner(opts: ScannerOptions): Scanner {
     return engine;
   }
 
-  function toFinding(m: CachedMatch, path: string, cfg: Config, where: string[]): Finding | null {
-    if (isAllowlisted(cfg.allowlists, m.rule.detector, m.value, where)) return null;
+  function toFinding(m: CachedMatch, path: string, cfg: Config): Finding | null {
+    if (isAllowlisted(cfg.allowlists, m.rule.detector, m.value, [path])) return null;
     if (!m.hashes) {
       m.hashes = {
         content: contentHash(m.value),
@@ -362,7 +362,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
       if (per[i]!.length === 0) continue;
       const path = segments.path(i);
       for (const m of per[i]!) {
-        const f = toFinding(m, path, cfg, [path]);
+        const f = toFinding(m, path, cfg);
         if (!f) continue;
         findings.push(f);
         action = strongest(action, f.action);
@@ -399,7 +399,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
     const matches: RawMatch[] = scanText(engine, text, { encoding: encodingOf(cfg) });
     const out: Finding[] = [];
     for (const m of matches) {
-      const f = toFinding(m as CachedMatch, path, cfg, [path]);
+      const f = toFinding(m as CachedMatch, path, cfg);
       if (f) out.push(f);
     }
     return out;
