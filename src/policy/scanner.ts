@@ -88,6 +88,30 @@ function hitCap(matches: RawMatch[]): boolean {
   return false;
 }
 
+/** A path with a key that is not a plain short name: `a["x y"]`, or a name of 16+ characters. */
+const ODD_KEY = /\["|[A-Za-z0-9_$]{16}/;
+
+/**
+ * A JSON path as it may be reported: object keys are part of it and are not scanned as text, so a
+ * key that matches a rule (a token used as a key) is masked like any matched value.
+ */
+function maskPath(engine: Engine, path: string): string {
+  if (!ODD_KEY.test(path)) return path;
+  const found = scanText(engine, path, { encoding: null }).sort((a, b) => a.start - b.start);
+  if (found.length === 0) return path;
+  let out = "";
+  let at = 0;
+  for (let k = 0; k < found.length; k++) {
+    const start = Math.max(at, found[k]!.start);
+    let end = found[k]!.end;
+    while (k + 1 < found.length && found[k + 1]!.start < end) end = Math.max(end, found[++k]!.end);
+    if (end <= start) continue;
+    out += path.slice(at, start) + maskValue(path.slice(start, end));
+    at = end;
+  }
+  return out + path.slice(at);
+}
+
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 function globToRe(glob: string): string {
@@ -189,7 +213,8 @@ export function createScanner(opts: ScannerOptions): Scanner {
     return engine;
   }
 
-  function toFinding(m: CachedMatch, path: string, cfg: Config): Finding | null {
+  /** `path` is where the value was found (allowlists match it); `shown` is the path reported. */
+  function toFinding(m: CachedMatch, path: string, cfg: Config, shown = path): Finding | null {
     if (isAllowlisted(cfg.allowlists, m.rule.detector, m.value, [path])) return null;
     if (!m.hashes) {
       m.hashes = {
@@ -204,7 +229,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
       finding_type: m.rule.name,
       severity: m.rule.severity,
       action: resolveAction(m.rule, cfg),
-      path,
+      path: shown,
       start: m.start,
       end: m.end,
       preview: m.hashes.preview,
@@ -361,8 +386,9 @@ export function createScanner(opts: ScannerOptions): Scanner {
     for (let i = 0; i < per.length; i++) {
       if (per[i]!.length === 0) continue;
       const path = segments.path(i);
+      const shown = maskPath(engine, path);
       for (const m of per[i]!) {
-        const f = toFinding(m, path, cfg);
+        const f = toFinding(m, path, cfg, shown);
         if (!f) continue;
         findings.push(f);
         action = strongest(action, f.action);

@@ -244,6 +244,20 @@ describe("policy", () => {
     expect(forwarded).not.toContain(AWS_ID);
   });
 
+  test("a secret used as an object key is masked in the paths of findings under it", () => {
+    const body = {
+      model: "m",
+      messages: [{ role: "user", content: "hi" }],
+      metadata: { [AWS_ID]: "mail jane.doe@acme-corp.io", [`x ${GH}`]: { v: "and ops@acme-corp.io" } },
+    };
+    const v = setup().scan(body);
+    expect(v.findings.map((f) => f.rule)).toEqual(["email_address", "email_address"]);
+    expect(v.findings.map((f) => f.path)).toEqual([
+      `metadata.${maskValue(AWS_ID)}`,
+      `metadata["x ${maskValue(GH)}"].v`,
+    ]);
+  });
+
   test("a body that is not JSON is scanned as text at path `body`", () => {
     const v = setup().scan(`plain ${AWS_ID} text`);
     expect(v.findings.map((f) => [f.rule, f.path])).toEqual([["aws_access_key_id", "body"]]);
