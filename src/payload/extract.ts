@@ -5,6 +5,7 @@
  * inputs and results, function-call arguments (a JSON string, scanned as text) — except fields that
  * carry binary or opaque data: inline images and PDFs, thinking signatures, encrypted reasoning.
  * The provider adapters (anthropic.ts, openai.ts, gemini.ts) name those fields for their shapes.
+ * Object keys of 16+ characters with a digit are segments as well, at the path of their object.
  */
 import type { ProviderLabel, Segment } from "../core/types.ts";
 import type { SkipFn } from "./_shared.ts";
@@ -32,6 +33,9 @@ function skipsFor(provider: ProviderLabel): SkipFn[] {
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /** Containers nested deeper than this are not walked string by string. */
 const MAX_DEPTH = 200;
+/** Object keys at least this long are segments too (a token used as a key). */
+const MIN_KEY_SCANNED = 16;
+const HAS_DIGIT = /[0-9]/;
 
 /** The path of `key` under `parent` in the `messages[3].content[0].text` notation. */
 export function childPath(parent: string, key: string | number): string {
@@ -91,6 +95,13 @@ export function extractTexts(json: unknown, provider: ProviderLabel = "unknown")
     }
     const obj = node as Record<string, unknown>;
     for (const key in obj) {
+      if (key.length >= MIN_KEY_SCANNED && HAS_DIGIT.test(key)) {
+        // A long key with a digit can be a token used as a name (tool schemas have many long keys,
+        // words only, not worth a segment each): scanned, reported at this object's path.
+        texts.push(key);
+        segFrame.push(frameParent[frame]!);
+        segKey.push(frameKey[frame]!);
+      }
       const v = obj[key];
       if (typeof v === "string") {
         if (v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
@@ -114,7 +125,11 @@ export function extractTexts(json: unknown, provider: ProviderLabel = "unknown")
     }
     return p;
   };
-  return { texts, path: (i) => childPath(framePath(segFrame[i]!), segKey[i]!) };
+  // A segment of the root object itself (one of its keys) has no parent frame.
+  return {
+    texts,
+    path: (i) => (segFrame[i] === -1 ? ROOT_PATH : childPath(framePath(segFrame[i]!), segKey[i]!)),
+  };
 }
 
 /**

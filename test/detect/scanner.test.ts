@@ -251,11 +251,19 @@ describe("policy", () => {
       metadata: { [AWS_ID]: "mail jane.doe@acme-corp.io", [`x ${GH}`]: { v: "and ops@acme-corp.io" } },
     };
     const v = setup().scan(body);
-    expect(v.findings.map((f) => f.rule)).toEqual(["email_address", "email_address"]);
-    expect(v.findings.map((f) => f.path)).toEqual([
+    const emails = v.findings.filter((f) => f.rule === "email_address");
+    expect(emails.map((f) => f.path)).toEqual([
       `metadata.${maskValue(AWS_ID)}`,
       `metadata["x ${maskValue(GH)}"].v`,
     ]);
+  });
+
+  test("object keys of 16+ characters are scanned too, reported at their object's path", () => {
+    const s = setup();
+    const v = s.scan({ model: "m", metadata: { [AWS_ID]: 1 } });
+    expect(v.action).toBe("block");
+    expect(v.findings.map((f) => [f.rule, f.path])).toEqual([["aws_access_key_id", "metadata"]]);
+    expect(s.scan({ [AWS_ID]: true }).findings.map((f) => f.path)).toEqual(["$"]);
   });
 
   test("a body that is not JSON is scanned as text at path `body`", () => {
