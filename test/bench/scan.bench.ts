@@ -395,59 +395,33 @@ export async function run(): Promise<BenchTable[]> {
     const sRepo = await runSluice(repo.files, ROOT);
     const lRepo = await runSecretlint(repo.files, ROOT);
 
+    const row = (
+      input: string,
+      size: string,
+      tool: string,
+      r: RunResult,
+      bytes: number,
+      quality: (string | number)[],
+    ) => [
+      input,
+      size,
+      tool,
+      r.seconds.toFixed(2),
+      mbps(bytes, r.seconds),
+      r.cpu.toFixed(2),
+      mbps(bytes, r.cpu),
+      r.count,
+      ...quality,
+      r.maxRssMb.toFixed(0),
+    ];
+    const treeSize = `${(t.bytes / 1e6).toFixed(1)} MB, ${t.files.length} files`;
+    const repoSize = `${(repo.bytes / 1e6).toFixed(1)} MB, ${repo.files.length} files`;
+    const treeQuality = (r: RunResult) => [recall(planted, r.found), falsePositives(planted, r.found)];
     const rows: (string | number)[][] = [
-      [
-        "synthetic tree",
-        `${(t.bytes / 1e6).toFixed(1)} MB, ${t.files.length} files`,
-        "sluice scan",
-        sTree.seconds.toFixed(2),
-        mbps(t.bytes, sTree.seconds),
-        sTree.cpu.toFixed(2),
-        mbps(t.bytes, sTree.cpu),
-        sTree.count,
-        recall(planted, sTree.found),
-        falsePositives(planted, sTree.found),
-        sTree.maxRssMb.toFixed(0),
-      ],
-      [
-        "synthetic tree",
-        "",
-        "secretlint",
-        lTree.seconds.toFixed(2),
-        mbps(t.bytes, lTree.seconds),
-        lTree.cpu.toFixed(2),
-        mbps(t.bytes, lTree.cpu),
-        lTree.count,
-        recall(planted, lTree.found),
-        falsePositives(planted, lTree.found),
-        lTree.maxRssMb.toFixed(0),
-      ],
-      [
-        "this repository",
-        `${(repo.bytes / 1e6).toFixed(1)} MB, ${repo.files.length} files`,
-        "sluice scan",
-        sRepo.seconds.toFixed(2),
-        mbps(repo.bytes, sRepo.seconds),
-        sRepo.cpu.toFixed(2),
-        mbps(repo.bytes, sRepo.cpu),
-        sRepo.count,
-        "n/a",
-        "n/a",
-        sRepo.maxRssMb.toFixed(0),
-      ],
-      [
-        "this repository",
-        "",
-        "secretlint",
-        lRepo.seconds.toFixed(2),
-        mbps(repo.bytes, lRepo.seconds),
-        lRepo.cpu.toFixed(2),
-        mbps(repo.bytes, lRepo.cpu),
-        lRepo.count,
-        "n/a",
-        "n/a",
-        lRepo.maxRssMb.toFixed(0),
-      ],
+      row("synthetic tree", treeSize, "sluice scan", sTree, t.bytes, treeQuality(sTree)),
+      row("synthetic tree", "", "secretlint", lTree, t.bytes, treeQuality(lTree)),
+      row("this repository", repoSize, "sluice scan", sRepo, repo.bytes, ["n/a", "n/a"]),
+      row("this repository", "", "secretlint", lRepo, repo.bytes, ["n/a", "n/a"]),
     ];
     const corpus = await corpusRows(tmp);
     const byKind = Object.keys(KINDS).map((k) => {
