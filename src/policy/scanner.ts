@@ -252,7 +252,6 @@ export function createScanner(opts: ScannerOptions): Scanner {
     cfg: Config,
   ) {
     const per: CachedMatch[][] = new Array(texts.length);
-    let capped = false;
     const cappedAt = new Set<number>();
     const conv = sessionId ? cache.session(sessionId, cfg.dedup) : null;
     const fps: (bigint | number | null)[] = new Array(texts.length).fill(null);
@@ -318,15 +317,12 @@ export function createScanner(opts: ScannerOptions): Scanner {
         // keep the joined text of this request (a slice would reference all of it) alive.
         per[i]!.push({ ...m, value: copyString(m.value), start: m.start - base, end: m.end - base });
       }
-      if (found.length > 0 && hitCap(found)) {
-        capped = true;
-        for (const i of batched) cappedAt.add(i);
-      }
+      if (found.length > 0 && hitCap(found)) for (const i of batched) cappedAt.add(i);
       if (conv)
         for (const i of todo)
           if (fps[i] !== null && !cappedAt.has(i)) cache.remember(conv, fps[i]!, per[i]!, cfg.dedup);
     }
-    return { per, capped };
+    return { per, capped: cappedAt.size > 0 };
 
     function scanAlone(i: number) {
       const found = scanText(engine, texts[i]!, { encoding: enc });
@@ -334,10 +330,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
         if (per[i] === NO_MATCHES) per[i] = [];
         per[i]!.push({ ...m, value: copyString(m.value) });
       }
-      if (hitCap(found)) {
-        capped = true;
-        cappedAt.add(i);
-      }
+      if (hitCap(found)) cappedAt.add(i);
     }
   }
 
