@@ -417,8 +417,10 @@ export function createScanner(opts: ScannerOptions): Scanner {
     const engine = engineFor(cfg);
     const matches: RawMatch[] = scanText(engine, text, { encoding: encodingOf(cfg) });
     const out: Finding[] = [];
+    let shown: string | undefined;
     for (const m of matches) {
-      const f = toFinding(m as CachedMatch, path, cfg);
+      shown ??= maskPath(engine, path);
+      const f = toFinding(m as CachedMatch, path, cfg, shown);
       if (f) out.push(f);
     }
     return out;

@@ -250,7 +250,12 @@ describe("policy", () => {
       messages: [{ role: "user", content: "hi" }],
       metadata: { [AWS_ID]: "mail jane.doe@acme-corp.io", [`x ${GH}`]: { v: "and ops@acme-corp.io" } },
     };
-    const v = setup().scan(body);
+    const s = setup();
+    const v = s.scan(body);
+    // scanText (MCP tool arguments, with paths built from their keys) masks the same way.
+    expect(s.scanner.scanText("mail jane.doe@acme-corp.io", `arguments.env.${AWS_ID}`)[0]!.path).toBe(
+      `arguments.env.${maskValue(AWS_ID)}`,
+    );
     const emails = v.findings.filter((f) => f.rule === "email_address");
     expect(emails.map((f) => f.path)).toEqual([
       `metadata.${maskValue(AWS_ID)}`,
