@@ -67,12 +67,21 @@ const SAME: Step = { kind: "same" };
 interface Leaf {
   path: string;
   text: string;
-  set: (s: string) => void;
+  /** Replace the string in place; null for a subtree below MAX_DEPTH, scanned whole as JSON text. */
+  set: ((s: string) => void) | null;
 }
 
-/** Every string inside `v`, with a setter, so that a copy can be redacted in place. */
+const MAX_DEPTH = 64;
+
+/**
+ * Every string inside `v`, with a setter, so that a copy can be redacted in place. A subtree deeper
+ * than MAX_DEPTH becomes one leaf holding its JSON text: still scanned, but it cannot be redacted.
+ */
 function leaves(v: unknown, path: string, out: Leaf[] = [], depth = 0): Leaf[] {
-  if (depth > 64) return out;
+  if (depth > MAX_DEPTH) {
+    if (v !== null && typeof v === "object") out.push({ path, text: JSON.stringify(v), set: null });
+    return out;
+  }
   if (Array.isArray(v)) {
     v.forEach((x, i) => {
       if (typeof x === "string") out.push({ path: `${path}[${i}]`, text: x, set: (s) => (v[i] = s) });
@@ -334,10 +343,17 @@ export class McpSession {
         return null;
       }
       const findings: Finding[] = [];
-      for (const l of ls) if (l.text.length) findings.push(...this.opts.scan!(l.text, l.path));
+      let opaque = false; // a finding in a subtree that cannot be redacted in place
+      for (const l of ls) {
+        if (!l.text.length) continue;
+        const found = this.opts.scan!(l.text, l.path);
+        if (found.length && !l.set) opaque = true;
+        findings.push(...found);
+      }
       if (!findings.length) return null;
       let action: Action = "pass";
       for (const f of findings) action = strongest(action, f.action);
+      if (action === "redact" && opaque) action = "block";
       for (const f of findings) rep.finding(f, requestId);
       if (ACTION_RANK[action] >= ACTION_RANK.alert && action !== "block" && action !== "redact")
         rep.event({
@@ -359,7 +375,7 @@ export class McpSession {
     for (const f of findings) byPath.set(f.path, [...(byPath.get(f.path) ?? []), f]);
     for (const l of leaves(value, base)) {
       const fs = byPath.get(l.path);
-      if (fs) l.set(redactText(l.text, fs));
+      if (fs && l.set) l.set(redactText(l.text, fs));
     }
   }
 

@@ -84,6 +84,28 @@ const call = (id: number, args: unknown) =>
   });
 
 describe("argument scanning", () => {
+  // Regression: strings nested deeper than the walk's depth limit were silently not scanned.
+  const deep = (leaf: unknown, levels: number): unknown => {
+    let v = leaf;
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { n: v };
+    return v;
+  };
+
+  test("a secret nested 100 levels deep in arguments is still found and blocked", async () => {
+    const { s, findings } = session();
+    const o = await s.fromClient(call(40, deep({ content: `key=${SECRET}` }, 100)));
+    expect(o.forward).toBeNull();
+    expect(JSON.parse(o.replies[0]!)).toMatchObject({ id: 40, error: { code: -32001 } });
+    expect(findings).toHaveLength(1);
+  });
+
+  test("redact of a value under the depth limit cannot be done in place: the call is blocked", async () => {
+    const { s } = session({ action: "redact" });
+    const o = await s.fromClient(call(41, deep({ content: `key=${SECRET}` }, 100)));
+    expect(o.forward).toBeNull();
+    expect(JSON.parse(o.replies[0]!)).toMatchObject({ id: 41, error: { code: -32001 } });
+  });
+
   test("block: no forward, a JSON-RPC error naming type, path and rule, never the value", async () => {
     const { s, events, findings, lines } = session();
     const o = await s.fromClient(call(1, { path: "a.txt", content: `key=${SECRET}` }));
