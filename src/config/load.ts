@@ -2,46 +2,15 @@
  * Loading the configuration: `{config_dir}/config.yaml` (or `--config`) merged with `.sluice.yaml`
  * of the working directory, checked against the schema. Startup and reload both come through here.
  */
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
-import { homedir } from "node:os";
-import { join, resolve } from "node:path";
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
+import { ConfigError, configFiles, type LoadedConfig, type LoadOptions } from "./files.ts";
 import { type Config, configSchema } from "./schema.ts";
 
-/** A configuration problem a user can fix. Its message names the key, the value and what is allowed. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-  constructor(
-    message: string,
-    readonly key?: string,
-  ) {
-    super(message);
-  }
-}
-
-/** `$SLUICE_HOME`, else `$XDG_CONFIG_HOME/sluice`, else `~/.config/sluice` (NAMES.md). */
-export function configDir(env: Record<string, string | undefined> = process.env): string {
-  if (env.SLUICE_HOME) return resolve(env.SLUICE_HOME);
-  if (env.XDG_CONFIG_HOME) return join(resolve(env.XDG_CONFIG_HOME), "sluice");
-  return join(env.HOME || homedir(), ".config", "sluice");
-}
-
-export interface LoadOptions {
-  /** Explicit `--config` path; it must exist. Default `{config_dir}/config.yaml`, optional. */
-  configPath?: string;
-  /** Directory searched for `.sluice.yaml`; default the working directory. null disables. */
-  projectDir?: string | null;
-  env?: Record<string, string | undefined>;
-}
-
-export interface LoadedConfig {
-  config: Config;
-  /** Files that were read, in merge order. */
-  files: string[];
-  warnings: string[];
-  configDir: string;
-}
+export type { LoadedConfig, LoadOptions } from "./files.ts";
+export { ConfigError, configDir } from "./files.ts";
 
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -244,24 +213,9 @@ export function validateConfig(raw: Plain): { config: Config; warnings: string[]
 /** Load, merge and validate. Throws ConfigError with a readable message. */
 export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   const env = opts.env ?? process.env;
-  const dir = configDir(env);
-  const files: string[] = [];
+  const { dir, files } = configFiles(opts);
   let raw: Plain = {};
-  const globalPath = opts.configPath ? resolve(opts.configPath) : join(dir, "config.yaml");
-  if (opts.configPath && !existsSync(globalPath))
-    throw new ConfigError(`config file ${globalPath} does not exist`);
-  if (existsSync(globalPath)) {
-    raw = readYaml(globalPath);
-    files.push(globalPath);
-  }
-  const projectDir = opts.projectDir === undefined ? process.cwd() : opts.projectDir;
-  if (projectDir) {
-    const projectPath = join(projectDir, ".sluice.yaml");
-    if (existsSync(projectPath) && resolve(projectPath) !== globalPath) {
-      raw = mergeConfig(raw, readYaml(projectPath));
-      files.push(projectPath);
-    }
-  }
+  for (const file of files) raw = mergeConfig(raw, readYaml(file));
   const password = env.SLUICE_DASHBOARD_PASSWORD;
   if (password) raw = mergeConfig(raw, { dashboard: { password } });
   const where = files.length ? ` (in ${files.join(", ")})` : "";

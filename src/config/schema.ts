@@ -3,7 +3,7 @@
  * The file loader, `PUT /api/v1/config` and `sluice rules validate` all check against it.
  */
 import { z } from "zod";
-import { DETECTORS, RULE_ACTIONS, type RuleDef, SEVERITIES, VALIDATORS } from "../core/types.ts";
+import { DETECTORS, RULE_ACTIONS, SEVERITIES, VALIDATORS } from "../core/types.ts";
 
 const int = (min: number, max: number, def: number) => z.number().int().min(min).max(max).default(def);
 const seconds = (min: number, max: number, def: number) => z.number().min(min).max(max).default(def);
@@ -44,23 +44,7 @@ export const customRuleSchema = z.object({
 });
 export type CustomRuleConfig = z.infer<typeof customRuleSchema>;
 
-/** The rule a `custom_rules` entry stands for (source "config", tier "custom", enabled). */
-export function customRuleDef(c: CustomRuleConfig): RuleDef {
-  return {
-    name: c.name,
-    pattern: c.pattern,
-    detector: c.detector,
-    severity: c.severity,
-    action: c.action,
-    enabled: true,
-    tier: "custom",
-    source: "config",
-    description: c.description,
-    tags: c.tags,
-    validator: c.validator ?? null,
-    keywords: c.keywords ?? null,
-  };
-}
+export { customRuleDef } from "./custom-rule.ts";
 
 const stringList = z.array(z.string()).default([]);
 

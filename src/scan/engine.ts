@@ -3,7 +3,8 @@
  * with the built-in community rules, the config's `custom_rules` and any `--rules FILE`, under the
  * same configuration (detector switches and actions, allowlists).
  */
-import { type Config, customRuleDef } from "../config/schema.ts";
+import { customRuleDef } from "../config/custom-rule.ts";
+import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { createScanner } from "../policy/scanner.ts";

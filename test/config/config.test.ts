@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { defaults, loadConfigQuick } from "../../src/config/files.ts";
 import {
   ConfigError,
   diffConfig,
@@ -9,6 +10,7 @@ import {
   sanitizeConfig,
   validateConfig,
 } from "../../src/config/load.ts";
+import { configSchema } from "../../src/config/schema.ts";
 
 function tmp(): string {
   return mkdtempSync(join(tmpdir(), "sluice-config-"));
@@ -83,5 +85,34 @@ describe("config", () => {
     expect(JSON.stringify(sanitizeConfig(config))).not.toContain("hunter2");
     const { config: other } = validateConfig({});
     expect(diffConfig(other, config).join("\n")).not.toContain("hunter2");
+  });
+});
+
+describe("config without zod (sluice scan's fast path)", () => {
+  test("defaults() is exactly configSchema.parse({}), key order included, and a new object each time", () => {
+    const parsed = configSchema.parse({});
+    expect(defaults()).toStrictEqual(parsed);
+    expect(JSON.stringify(defaults())).toBe(JSON.stringify(parsed));
+    const a = defaults();
+    a.proxy.timeout = 1;
+    a.allowlists.paths.push("x");
+    expect(defaults().proxy.timeout).toBe(120);
+    expect(defaults().allowlists.paths).toEqual([]);
+  });
+
+  test("loadConfigQuick gives what loadConfig gives: no file, a file, a password, a missing --config", async () => {
+    const home = tmp();
+    const project = tmp();
+    const opts = { env: { SLUICE_HOME: home }, projectDir: project };
+    expect(await loadConfigQuick(opts)).toStrictEqual(loadConfig(opts));
+    const pw = { env: { SLUICE_HOME: home, SLUICE_DASHBOARD_PASSWORD: "pw" }, projectDir: project };
+    expect((await loadConfigQuick(pw)).config.dashboard.password).toBe("pw");
+    writeFileSync(join(project, ".sluice.yaml"), "proxy:\n  retries: 3\nnope: 1\n");
+    const quick = await loadConfigQuick(opts);
+    expect(quick).toStrictEqual(loadConfig(opts));
+    expect(quick.config.proxy.retries).toBe(3);
+    expect(quick.warnings[0]).toContain("nope");
+    const missing = { ...opts, configPath: join(home, "missing.yaml") };
+    await expect(loadConfigQuick(missing)).rejects.toBeInstanceOf(ConfigError);
   });
 });
