@@ -1,11 +1,10 @@
 /**
- * Scanning many files across cores: a pool of workers, each with its own compiled scanner, fed
- * from one queue (biggest first). A very large file is cut at line starts into ranges that workers
- * scan side by side, each with context on both sides, and the line numbers are joined afterwards.
- * Small jobs stay in-process, where starting workers would cost more than it saves. A worker that
- * fails hands its work back to the main thread.
+ * Scanning many files across cores: the main thread and jobs - 1 workers, each with its own
+ * compiled scanner, take batches from one queue (biggest first). A very large file is cut at line
+ * starts into ranges scanned side by side, each with context on both sides, and the line numbers
+ * are joined afterwards. Small jobs stay in-process, where starting workers would cost more than it
+ * saves. A worker that fails hands its work back (the main thread scans it).
  */
-import { cpus } from "node:os";
 import { makeTextScanner, type ScanSetup } from "./engine.ts";
 import {
   isBinary,
@@ -19,37 +18,33 @@ import {
 import type { FileResult } from "./types.ts";
 import type { FileEntry } from "./walk.ts";
 import type { TextScanner } from "./window.ts";
+import { defaultJobs, PARALLEL_MIN_BYTES, ScanWorker, type WorkerReply } from "./workers.ts";
 
-/** Below this many bytes in total, scanning stays on the main thread. */
-export const PARALLEL_MIN_BYTES = 4 * 1024 * 1024;
+export { defaultJobs, PARALLEL_MIN_BYTES, workerSpecifiers } from "./workers.ts";
+
 /** Files above this size are cut into ranges scanned in parallel. */
 export const SPLIT_MIN_BYTES = 32 * 1024 * 1024;
 const BATCH_BYTES = 1024 * 1024;
 const BATCH_FILES = 64;
-
-/**
- * Where the worker module is. From source: beside this file. In a compiled binary (build.ts lists
- * src/scan/worker.ts as a second entrypoint) modules live under `/$bunfs/root/`, relative to the
- * common root of the entrypoints (`src/`, or the repository when other files widen it).
- */
-export function workerSpecifiers(): string[] {
-  if (import.meta.url.includes("$bunfs")) return ["./scan/worker.ts", "./src/scan/worker.ts"];
-  return [new URL("./worker.ts", import.meta.url).href];
-}
-
-export function defaultJobs(): number {
-  return Math.max(1, Math.min(cpus().length, 8));
-}
+/** Batches a worker holds: its next one is there when it finishes, even while the main thread scans. */
+const WORKER_DEPTH = 2;
 
 export interface PoolOptions {
+  /** Threads that scan: the main thread and jobs - 1 workers. */
   jobs?: number;
-  /** Force workers even for small jobs (tests). */
+  /** Workers started early (before the scan was set up); used, or terminated when not needed. */
+  workers?: ScanWorker[];
+  /**
+   * Parallel even for small jobs, and the main thread takes work only once every worker is ready,
+   * so that the workers surely scan some (tests).
+   */
   forceWorkers?: boolean;
   /** Size above which a file is split into ranges (tests use a small one). */
   splitMinBytes?: number;
 }
 
 export interface PoolStats {
+  /** Threads put on the scan: the main thread and its workers, less those that failed (0: in-process only). */
   workers: number;
 }
 
@@ -113,94 +108,129 @@ export async function scanFiles(
     else ranges.get(o.file)![o.part] = r.result;
   };
 
-  const leftover: number[] = [];
-  if (parallel && items.length > 1) {
-    const order = items.map((_, k) => k).sort((a, b) => sizeOf(b) - sizeOf(a));
-    const batches: number[][] = [];
-    let cur: number[] = [];
-    let curBytes = 0;
-    for (const k of order) {
-      cur.push(k);
-      curBytes += sizeOf(k);
-      if (curBytes >= BATCH_BYTES || cur.length >= BATCH_FILES) {
-        batches.push(cur);
-        cur = [];
-        curBytes = 0;
-      }
-    }
-    if (cur.length) batches.push(cur);
-    const n = Math.min(jobs, batches.length);
-    await new Promise<void>((resolveAll) => {
-      let live = n;
-      let nextId = 0;
-      const done = () => {
-        if (--live === 0) resolveAll();
-      };
-      const specs = workerSpecifiers();
-      const start = (candidate: number) => {
-        let worker: Worker;
-        try {
-          worker = new Worker(specs[candidate]!);
-        } catch {
-          done();
-          return;
-        }
-        let inflight: number[] | null = null;
-        let ready = false;
-        let finished = false;
-        const finish = () => {
-          if (finished) return;
-          finished = true;
-          if (inflight) leftover.push(...inflight);
-          inflight = null;
-          worker.terminate();
-          done();
-        };
-        const next = () => {
-          const batch = batches.shift();
-          if (!batch) return finish();
-          inflight = batch;
-          worker.postMessage({ type: "scan", id: nextId++, items: batch.map((k) => items[k]) });
-        };
-        worker.onmessage = (e: MessageEvent) => {
-          const m = e.data as { type: string; results?: WorkResult[] };
-          if (m.type === "ready") {
-            ready = true;
-            stats.workers++;
-            return next();
-          }
-          if (m.type === "done" && inflight) {
-            m.results!.forEach((r, j) => {
-              store(inflight![j]!, r);
-            });
-            inflight = null;
-            return next();
-          }
-          finish();
-        };
-        worker.onerror = () => {
-          // The module was not found where we looked: try the next place before giving up.
-          if (!ready && !finished && candidate + 1 < specs.length) {
-            finished = true;
-            worker.terminate();
-            start(candidate + 1);
-            return;
-          }
-          finish();
-        };
-        worker.postMessage({ type: "init", setup });
-      };
-      for (let w = 0; w < n; w++) start(0);
-    });
-    // Batches never picked up (every worker failed) are scanned here.
-    for (const b of batches) leftover.push(...b);
-  } else {
-    for (let k = 0; k < items.length; k++) leftover.push(k);
-  }
-  if (leftover.length) {
+  const spare = opts.workers ?? [];
+  const batches = parallel && items.length > 1 ? makeBatches(items.length, sizeOf) : [];
+  // Workers beside the main thread; none when everything fits one batch.
+  const want = Math.min(jobs - 1, batches.length - 1);
+  for (const w of spare.slice(Math.max(0, want))) w.terminate();
+  if (want < 1) {
     const scan = makeTextScanner(setup);
-    for (const k of leftover.sort((a, b) => a - b)) store(k, await runItem(items[k]!, scan));
+    for (let k = 0; k < items.length; k++) store(k, await runItem(items[k]!, scan));
+  } else {
+    const workers = spare.slice(0, want);
+    while (workers.length < want) workers.push(new ScanWorker());
+    await scanShared(workers, batches, items, setup, store, stats, !!opts.forceWorkers);
   }
   for (const [i, parts] of ranges) results[i] = joinRanges(files[i]!.display, files[i]!.size, parts);
   return results as FileResult[];
+}
+
+/** Item indexes, biggest first, in batches of about BATCH_BYTES (at most BATCH_FILES items). */
+function makeBatches(count: number, sizeOf: (k: number) => number): number[][] {
+  const order = Array.from({ length: count }, (_, k) => k).sort((a, b) => sizeOf(b) - sizeOf(a));
+  const batches: number[][] = [];
+  let cur: number[] = [];
+  let curBytes = 0;
+  for (const k of order) {
+    cur.push(k);
+    curBytes += sizeOf(k);
+    if (curBytes >= BATCH_BYTES || cur.length >= BATCH_FILES) {
+      batches.push(cur);
+      cur = [];
+      curBytes = 0;
+    }
+  }
+  if (cur.length) batches.push(cur);
+  return batches;
+}
+
+/**
+ * The main thread and the workers take batches from one queue until it is empty. A worker that
+ * fails puts its batches back in the queue; the main thread scans them (or another worker).
+ */
+async function scanShared(
+  workers: ScanWorker[],
+  queue: number[][],
+  items: WorkItem[],
+  setup: ScanSetup,
+  store: (k: number, r: WorkResult) => void,
+  stats: PoolStats,
+  waitForWorkers: boolean,
+): Promise<void> {
+  let nextId = 0;
+  stats.workers += workers.length + 1;
+  let live = workers.length;
+  let starting = workers.length;
+  let wake: (() => void) | null = null;
+  const poke = () => {
+    const w = wake;
+    wake = null;
+    w?.();
+  };
+  const lanes = workers.map((worker) => {
+    const inflight = new Map<number, number[]>();
+    let over = false;
+    let ready = false;
+    const stop = (failed: boolean) => {
+      if (over) return;
+      over = true;
+      if (!ready) starting--;
+      if (failed) {
+        stats.workers--;
+        for (const b of inflight.values()) queue.push(b);
+      }
+      inflight.clear();
+      worker.terminate();
+      live--;
+      poke();
+    };
+    const feed = () => {
+      while (inflight.size < WORKER_DEPTH) {
+        const batch = queue.shift();
+        if (!batch) break;
+        const id = nextId++;
+        inflight.set(id, batch);
+        worker.post({ type: "scan", id, items: batch.map((k) => items[k]) });
+      }
+      if (inflight.size === 0) stop(false);
+    };
+    worker.listen({
+      message(m: WorkerReply) {
+        if (over) return;
+        if (m.type === "ready") {
+          ready = true;
+          starting--;
+          poke();
+          return feed();
+        }
+        const batch = m.type === "done" ? inflight.get(m.id!) : undefined;
+        if (!batch) return stop(true);
+        inflight.delete(m.id!);
+        (m.results as WorkResult[]).forEach((r, j) => {
+          store(batch[j]!, r);
+        });
+        feed();
+      },
+      failed: () => stop(true),
+    });
+    worker.post({ type: "init", setup });
+    // Out of work before the worker got ready: it is not needed.
+    return { idle: () => !ready && stop(false) };
+  });
+  const sleep = () =>
+    new Promise<void>((r) => {
+      wake = r;
+    });
+  if (waitForWorkers) while (starting > 0) await sleep();
+  const scan = makeTextScanner(setup);
+  for (;;) {
+    const batch = queue.shift();
+    if (batch) {
+      for (const k of batch) store(k, await runItem(items[k]!, scan));
+      continue;
+    }
+    for (const l of lanes) l.idle();
+    if (live === 0) break;
+    await sleep();
+  }
 }

@@ -2,19 +2,19 @@
  * One `sluice scan` run, from options to report: config and rules, the inputs (files, stdin or a git
  * diff), the scan itself (parallel for many files), then the baseline. The CLI only parses flags
  * and prints what comes back.
+ *
+ * Start-up is part of a scan's time: the walk comes first, so that when there is enough to scan the
+ * workers start loading while this thread loads the scanner and the config; everything a plain
+ * scan does not need (zod and the YAML parser without a config file, diff, baseline, rule files)
+ * is imported only when used.
  */
-import { ConfigError, loadConfig } from "../config/load.ts";
+import { ConfigError, loadConfigQuick } from "../config/files.ts";
 import type { RuleDef } from "../core/types.ts";
-import { applyBaseline, BaselineError, createBaseline, loadBaseline, writeBaseline } from "./baseline.ts";
-import { addedLines, GitError, scanAdded } from "./diff.ts";
-import { makeTextScanner, rulesInForce, type ScanSetup } from "./engine.ts";
-import { scanStream } from "./file.ts";
-import { scanFiles } from "./pool.ts";
+import type { ScanSetup } from "./engine.ts";
 import type { ScanReport } from "./report.ts";
-import { formatProblem, parseRuleFile } from "./rulefile.ts";
 import type { FileResult, ScanFinding } from "./types.ts";
-import { checkRulePatterns } from "./validate.ts";
-import { walk } from "./walk.ts";
+import { type FileEntry, walk } from "./walk.ts";
+import { defaultJobs, PARALLEL_MIN_BYTES, ScanWorker } from "./workers.ts";
 
 /** A problem that stops the scan before it starts (exit code 4). */
 export class ScanError extends Error {
@@ -46,7 +46,10 @@ export async function loadSetup(
   let config: ScanSetup["config"];
   let warnings: string[] = [];
   try {
-    const loaded = loadConfig({ configPath: opts.configPath, projectDir: opts.cwd ?? process.cwd() });
+    const loaded = await loadConfigQuick({
+      configPath: opts.configPath,
+      projectDir: opts.cwd ?? process.cwd(),
+    });
     config = loaded.config;
     warnings = loaded.warnings;
   } catch (e) {
@@ -55,13 +58,18 @@ export async function loadSetup(
   }
   const extra: RuleDef[] = [];
   const problems: string[] = [];
-  for (const file of opts.rulesFiles ?? []) {
-    const parsed = parseRuleFile(file, "import");
-    const bad = [...parsed.problems, ...checkRulePatterns(parsed.rules, parsed.lines, file)];
-    problems.push(...bad.map(formatProblem));
-    extra.push(...parsed.rules);
+  if (opts.rulesFiles?.length) {
+    const { formatProblem, parseRuleFile } = await import("./rulefile.ts");
+    const { checkRulePatterns } = await import("./validate.ts");
+    for (const file of opts.rulesFiles) {
+      const parsed = parseRuleFile(file, "import");
+      const bad = [...parsed.problems, ...checkRulePatterns(parsed.rules, parsed.lines, file)];
+      problems.push(...bad.map(formatProblem));
+      extra.push(...parsed.rules);
+    }
   }
   if (problems.length) throw new ScanError(`invalid rules file:\n${problems.join("\n")}`);
+  const { rulesInForce } = await import("./engine.ts");
   const rules = rulesInForce(config, { builtin: !opts.noDefaultRules, extra });
   return { setup: { config, rules } satisfies ScanSetup, warnings };
 }
@@ -71,8 +79,28 @@ function byPosition(a: ScanFinding, b: ScanFinding): number {
 }
 
 export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; warnings: string[] }> {
+  const workers: ScanWorker[] = [];
+  try {
+    return await scanAll(opts, workers);
+  } finally {
+    for (const w of workers) w.terminate();
+  }
+}
+
+async function scanAll(
+  opts: ScanOptions,
+  workers: ScanWorker[],
+): Promise<{ report: ScanReport; warnings: string[] }> {
   const started = performance.now();
   const cwd = opts.cwd ?? process.cwd();
+  const jobs = opts.jobs ?? defaultJobs();
+  const wantStdin = opts.diff === undefined && (opts.paths.length === 0 || opts.paths.includes("-"));
+  const paths = opts.diff === undefined ? opts.paths.filter((p) => p !== "-") : [];
+  // The walk needs no config (allowlists.paths are applied below), so it comes before the config.
+  const walked = paths.length ? walk(paths, { cwd }) : null;
+  if (walked && jobs > 1 && walked.files.reduce((n, f) => n + f.size, 0) >= PARALLEL_MIN_BYTES)
+    for (let i = 1; i < jobs; i++) workers.push(new ScanWorker());
+
   const { setup, warnings } = await loadSetup(opts);
   const skipGlobs = setup.config.allowlists.paths.map((g) => new Bun.Glob(g));
   const pathAllowed = (file: string) => skipGlobs.some((g) => g.match(file));
@@ -82,6 +110,8 @@ export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; 
 
   if (opts.diff !== undefined) {
     mode = "diff";
+    const { addedLines, GitError, scanAdded } = await import("./diff.ts");
+    const { makeTextScanner } = await import("./engine.ts");
     try {
       const { top, files: added } = await addedLines({ ref: opts.diff, cwd, paths: opts.paths });
       const scan = makeTextScanner(setup);
@@ -91,37 +121,47 @@ export async function runScan(opts: ScanOptions): Promise<{ report: ScanReport; 
       throw e;
     }
   } else {
-    const wantStdin = opts.paths.length === 0 || opts.paths.includes("-");
-    const paths = opts.paths.filter((p) => p !== "-");
     if (wantStdin) {
       if (paths.length === 0) mode = "stdin";
+      const { makeTextScanner } = await import("./engine.ts");
+      const { scanStream } = await import("./file.ts");
       const scan = makeTextScanner(setup);
       files.push(
         await scanStream(opts.stdin ?? (Bun.stdin.stream() as ReadableStream<Uint8Array>), STDIN_NAME, scan),
       );
     }
-    if (paths.length) {
-      const w = walk(paths, { cwd, skipGlobs: setup.config.allowlists.paths });
-      if (w.missing.length) throw new ScanError(`no such file or directory: ${w.missing.join(", ")}`);
-      files.push(...(await scanFiles(w.files, setup, { jobs: opts.jobs }, pool)));
+    if (walked) {
+      if (walked.missing.length)
+        throw new ScanError(`no such file or directory: ${walked.missing.join(", ")}`);
+      // As walk's skipGlobs would: a file is left out when a glob matches its shown or absolute path.
+      const kept: FileEntry[] = skipGlobs.length
+        ? walked.files.filter((f) => !skipGlobs.some((g) => g.match(f.display) || g.match(f.abs)))
+        : walked.files;
+      const { scanFiles } = await import("./pool.ts");
+      files.push(...(await scanFiles(kept, setup, { jobs: opts.jobs, workers: workers.splice(0) }, pool)));
     }
   }
 
   const all = files.flatMap((f) => f.findings.sort(byPosition));
   let findings = all;
   let suppressed = 0;
-  try {
-    if (opts.baseline) {
-      const res = applyBaseline(all, loadBaseline(opts.baseline));
-      findings = res.kept;
-      suppressed = res.suppressed;
+  if (opts.baseline || opts.createBaseline) {
+    const { applyBaseline, BaselineError, createBaseline, loadBaseline, writeBaseline } = await import(
+      "./baseline.ts"
+    );
+    try {
+      if (opts.baseline) {
+        const res = applyBaseline(all, loadBaseline(opts.baseline));
+        findings = res.kept;
+        suppressed = res.suppressed;
+      }
+      if (opts.createBaseline) {
+        writeBaseline(opts.createBaseline, createBaseline(all));
+      }
+    } catch (e) {
+      if (e instanceof BaselineError) throw new ScanError(e.message);
+      throw new ScanError((e as Error).message);
     }
-    if (opts.createBaseline) {
-      writeBaseline(opts.createBaseline, createBaseline(all));
-    }
-  } catch (e) {
-    if (e instanceof BaselineError) throw new ScanError(e.message);
-    throw new ScanError((e as Error).message);
   }
   return {
     report: {

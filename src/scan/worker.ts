@@ -1,7 +1,8 @@
 /**
  * A scan worker: builds its own scanner from the setup it is sent, then scans batches of work items
- * (whole files or ranges of large files). Messages: in `{type:"init", setup}` |
- * `{type:"scan", id, items}`; out `{type:"ready"}` | `{type:"done", id, results}` | `{type:"failed", message}`.
+ * (whole files or ranges of large files), one batch after the other. Messages: in
+ * `{type:"init", setup}` | `{type:"scan", id, items}`; out `{type:"loaded"}` (the module is loaded,
+ * see workers.ts) | `{type:"ready"}` | `{type:"done", id, results}` | `{type:"failed", message}`.
  */
 import { makeTextScanner, type ScanSetup } from "./engine.ts";
 import { runItem, type WorkItem, type WorkResult } from "./pool.ts";
@@ -9,10 +10,13 @@ import type { TextScanner } from "./window.ts";
 
 declare const self: Worker;
 
-let scan: TextScanner | null = null;
+type Message = { type: "init"; setup: ScanSetup } | { type: "scan"; id: number; items: WorkItem[] };
 
-self.onmessage = async (e: MessageEvent) => {
-  const m = e.data as { type: "init"; setup: ScanSetup } | { type: "scan"; id: number; items: WorkItem[] };
+let scan: TextScanner | null = null;
+// The pool sends the next batch before this one is done: handle messages in order, not interleaved.
+let queue: Promise<void> = Promise.resolve();
+
+async function handle(m: Message): Promise<void> {
   try {
     if (m.type === "init") {
       scan = makeTextScanner(m.setup);
@@ -26,4 +30,11 @@ self.onmessage = async (e: MessageEvent) => {
   } catch (err) {
     self.postMessage({ type: "failed", message: (err as Error).message });
   }
+}
+
+self.onmessage = (e: MessageEvent) => {
+  const m = e.data as Message;
+  queue = queue.then(() => handle(m));
 };
+
+self.postMessage({ type: "loaded" });

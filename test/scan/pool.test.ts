@@ -7,6 +7,7 @@ import type { ScanSetup } from "../../src/scan/engine.ts";
 import { planRanges } from "../../src/scan/file.ts";
 import { scanFiles } from "../../src/scan/pool.ts";
 import { walk } from "../../src/scan/walk.ts";
+import { ScanWorker } from "../../src/scan/workers.ts";
 import { tempDir } from "./_git.ts";
 
 // Subprocesses and git on a loaded machine: give each test room.
@@ -70,6 +71,46 @@ describe("scanFiles", () => {
     expect(big.findings.filter((f) => f.rule === "t-key").length).toBe(Math.ceil(120_000 / 997));
     expect(big.findings.some((f) => f.rule === "t-block")).toBe(true);
   }, 30_000);
+
+  test("workers that cannot start or that die mid-scan hand their work back; results stay in input order", async () => {
+    using t = tempDir();
+    for (let i = 0; i < 6; i++) bigFile(t.dir, `f${i}.txt`, 6_000 + i * 1000);
+    // A worker that starts, says it is ready, then dies on its first batch.
+    const dying = join(t.dir, "dying-worker.ts");
+    writeFileSync(
+      dying,
+      `self.onmessage = (e) => { if (e.data.type === "init") postMessage({ type: "ready" }); else throw new Error("boom"); };\npostMessage({ type: "loaded" });\n`,
+    );
+    const files = walk(["."], { cwd: t.dir }).files.filter((f) => f.display.endsWith(".txt"));
+    const whole = await scanFiles(files, SETUP, { jobs: 1 });
+    for (const specs of [[join(t.dir, "missing-worker.ts")], [dying]]) {
+      const stats = { workers: 0 };
+      const got = await scanFiles(
+        files,
+        SETUP,
+        { jobs: 2, forceWorkers: true, workers: [new ScanWorker(specs)] },
+        stats,
+      );
+      expect(got).toEqual(whole);
+      expect(stats.workers).toBe(1);
+    }
+    expect(whole.map((f) => f.file)).toEqual(files.map((f) => f.display));
+    expect(whole.every((f) => f.findings.length > 0)).toBe(true);
+  });
+
+  test("workers started early are used, and terminated when the job turns out small", async () => {
+    using t = tempDir();
+    bigFile(t.dir, "a.txt", 30_000);
+    bigFile(t.dir, "b.txt", 30_000);
+    const files = walk(["."], { cwd: t.dir }).files;
+    const stats = { workers: 0 };
+    await scanFiles(files, SETUP, { jobs: 2, forceWorkers: true, workers: [new ScanWorker()] }, stats);
+    expect(stats.workers).toBe(2);
+    const small = { workers: 0 };
+    const one = await scanFiles(files.slice(0, 1), SETUP, { jobs: 2, workers: [new ScanWorker()] }, small);
+    expect(small.workers).toBe(0);
+    expect(one[0]!.findings.length).toBeGreaterThan(0);
+  });
 
   test("ranges start at line starts and cover the file exactly", async () => {
     using t = tempDir();
