@@ -11,18 +11,10 @@
  * Pure: no I/O.
  */
 import type { RuleDef } from "../core/types.ts";
-import { compilePattern, patternParts } from "./pattern.ts";
-import {
-  type Anchor,
-  allChars,
-  COUNTED,
-  findAnchor,
-  firstChars,
-  leadingSets,
-  minCounts,
-  type Node,
-  parseRegex,
-} from "./regex-ast.ts";
+import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
+import { compilePattern } from "./pattern.ts";
+import { PRECOMPUTED } from "./precomputed.ts";
+import { COUNTED } from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
 
 export interface EncodingOptions {
@@ -63,6 +55,13 @@ interface AnchorUse {
    * instead of scanning a window that reaches far past the literal.
    */
   before: Uint8Array | null;
+  /**
+   * For a prefix literal: what must follow it (regex-ast.ts followAfter) as one table, 1 for a
+   * character that may come first (at most `followMax` of them), 2 for one the next required item
+   * starts with. Most keyword hits in code (`tokenizer.next(`) fail here without running the regex.
+   */
+  follow: Uint8Array | null;
+  followMax: number;
 }
 interface AnchorLit {
   lit: string;
@@ -144,6 +143,66 @@ function rarestOffset(lit: string): number {
   return best;
 }
 
+/** A rule's anchor as compiled: its analysis, or its keywords when the pattern has no good literal. */
+type Anchor = NonNullable<PatternAnalysis["anchor"]>;
+
+/** The characters of a set, with both cases of each when the pattern is case-insensitive. */
+function folded(chars: Iterable<string>, ci: boolean): string[] {
+  const out = new Set<string>();
+  for (const ch of chars) {
+    out.add(ch);
+    if (ci) {
+      out.add(ch.toLowerCase());
+      out.add(ch.toUpperCase());
+    }
+  }
+  return [...out].filter((ch) => ch.length === 1).sort();
+}
+
+/**
+ * Lookup tables by char code, shared between rules and compilations (they never change once made):
+ * 61 rules would otherwise allocate hundreds of 64 KB tables, most of them equal.
+ */
+const tables = new Map<string, Uint8Array>();
+function table(key: string, fill: (t: Uint8Array) => void): Uint8Array {
+  let t = tables.get(key);
+  if (!t) {
+    t = new Uint8Array(65536);
+    fill(t);
+    tables.set(key, t);
+  }
+  return t;
+}
+
+/** 1 for each character of the set (both cases when case-insensitive). */
+function charTable(chars: Iterable<string>, ci: boolean): Uint8Array {
+  const list = folded(chars, ci);
+  return table(`c:${list.join("")}`, (t) => {
+    for (const ch of list) t[ch.charCodeAt(0)] = 1;
+  });
+}
+
+/** The table of a follow check: 1 for a character it may skip, 2 for one it needs. */
+function followTable(f: { skip: string; need: string }, ci: boolean): Uint8Array {
+  const skip = folded(f.skip, ci);
+  const need = folded(f.need, ci);
+  return table(`f:${skip.join("")}\u0000${need.join("")}`, (t) => {
+    for (const ch of skip) t[ch.charCodeAt(0)] = 1;
+    for (const ch of need) t[ch.charCodeAt(0)] = 2;
+  });
+}
+
+/** Whether a character of `need` (2) comes within `max` characters of `from`, only `skip` (1) before it. */
+function followOk(text: string, from: number, max: number, t: Uint8Array): boolean {
+  const end = Math.min(text.length - 1, from + max);
+  for (let j = from; j <= end; j++) {
+    const f = t[text.charCodeAt(j)]!;
+    if (f === 2) return true;
+    if (f !== 1) return false;
+  }
+  return false;
+}
+
 /**
  * Compile rules into an engine. Disabled rules are skipped; a rule whose pattern does not compile is
  * skipped and reported in `problems` (validation of user input happens before, with checkUserPattern).
@@ -177,83 +236,59 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
       problems.push({ rule: def.name, message: `pattern does not compile: ${(err as Error).message}` });
       continue;
     }
-    const { source, flags } = patternParts(def.pattern);
-    const ci = flags.includes("i");
-    let ast: Node | null = null;
-    try {
-      ast = parseRegex(source);
-    } catch {
-      ast = null;
-    }
+    const an = PRECOMPUTED[def.pattern] ?? analyzePattern(def.pattern);
+    const ci = an.ci;
     const keywords = def.keywords?.length ? def.keywords.map((k) => k.toLowerCase()) : null;
-    let anchor = ast ? findAnchor(ast) : null;
+    let anchor: Anchor | null = an.anchor;
     const weak = anchor && Math.min(...anchor.literals.map((l) => l.length)) < 3;
     if (keywords && (!anchor || weak)) {
-      anchor = { literals: def.keywords!, back: KEYWORD_BACK, forward: KEYWORD_FORWARD };
+      anchor = {
+        literals: def.keywords!,
+        back: KEYWORD_BACK,
+        forward: KEYWORD_FORWARD,
+        prev: null,
+        before: null,
+        follow: [],
+      };
     }
     const index = rules.length;
     let trigger: CompiledRule["trigger"] = "full";
     if (anchor) {
       trigger = "anchor";
       const fromKeywords = keywords !== null && anchor.literals === def.keywords;
-      const forward = Number.isFinite(anchor.forward) ? Math.min(anchor.forward, MAX_FORWARD) : MAX_FORWARD;
-      for (let lit of anchor.literals) {
+      const forward = anchor.forward === null ? MAX_FORWARD : Math.min(anchor.forward, MAX_FORWARD);
+      anchor.literals.forEach((literal, li) => {
         // Anchor on the literal's rarest-looking trigram: "-----BEGIN" would hit every markdown
         // rule and "https://hook" every URL, "BEG" and "hoo" far less often.
-        const lead = ci || fromKeywords ? 0 : rarestOffset(lit);
-        lit = lit.slice(lead);
-        let prev: Uint8Array | null = null;
-        if (lead === 0 && !fromKeywords && anchor.prev && anchor.prev.size > 0) {
-          prev = new Uint8Array(65536);
-          for (const ch of anchor.prev) {
-            prev[ch.charCodeAt(0)] = 1;
-            if (ci) {
-              prev[ch.toLowerCase().charCodeAt(0)] = 1;
-              prev[ch.toUpperCase().charCodeAt(0)] = 1;
-            }
-          }
-        }
-        let before: Uint8Array | null = null;
-        if (lead === 0 && !fromKeywords && anchor.before && anchor.before.size > 0 && anchor.back <= 512) {
-          before = new Uint8Array(65536);
-          for (const ch of anchor.before) {
-            before[ch.charCodeAt(0)] = 1;
-            if (ci) {
-              before[ch.toLowerCase().charCodeAt(0)] = 1;
-              before[ch.toUpperCase().charCodeAt(0)] = 1;
-            }
-          }
-        }
-        const use = { rule: index, back: anchor.back + lead, forward, prev, before };
+        const lead = ci || fromKeywords ? 0 : rarestOffset(literal);
+        const lit = literal.slice(lead);
+        const own = lead === 0 && !fromKeywords;
+        const prev = own && anchor.prev ? charTable(anchor.prev, ci) : null;
+        const before = own && anchor.before && anchor.back <= 512 ? charTable(anchor.before, ci) : null;
+        const follow = own ? (anchor.follow[li] ?? null) : null;
+        const use: AnchorUse = {
+          rule: index,
+          back: anchor.back + lead,
+          forward,
+          prev,
+          before,
+          follow: follow ? followTable(follow, ci) : null,
+          followMax: follow?.max ?? 0,
+        };
         if (lit.length === 1) {
           let arr = single.get(lit);
           if (!arr) single.set(lit, (arr = []));
           arr.push(use);
         } else addLit(lit, ci || fromKeywords, use);
-      }
-    } else if (ast) {
-      const fc = firstChars(ast);
-      if (fc && fc.size > 0 && [...fc].every((c) => DIGIT_OK.has(c))) trigger = "digits";
+      });
+    } else if (an.parsed) {
+      if (an.first && [...an.first].every((c) => DIGIT_OK.has(c))) trigger = "digits";
       // Only trusted rules: an untrusted pattern run sticky could scan far past its start, so user
       // rules without a literal keep their bounded chunks.
-      const lead = trigger === "full" && trusted(def) ? leadingSets(ast, 3) : null;
+      const lead = trigger === "full" && trusted(def) ? an.lead : null;
       if (lead) {
-        const sets = lead.map((chars) => {
-          const t = new Uint8Array(65536);
-          for (const ch of chars) {
-            t[ch.charCodeAt(0)] = 1;
-            if (ci) {
-              t[ch.toLowerCase().charCodeAt(0)] = 1;
-              t[ch.toUpperCase().charCodeAt(0)] = 1;
-            }
-          }
-          return t;
-        });
-        const codes = sets.map((t) => {
-          const out: number[] = [];
-          for (let c = 0; c < 65536; c++) if (t[c] === 1) out.push(c);
-          return out;
-        });
+        const sets = lead.map((chars) => charTable(chars, ci));
+        const codes = lead.map((chars) => [...new Set(folded(chars, ci).map((ch) => ch.charCodeAt(0)))]);
         if (codes[0]!.length * codes[1]!.length * codes[2]!.length <= MAX_CLASS_TRIGRAMS) {
           trigger = "class";
           classAnchors.push({ rule: rules.length, c0: sets[0]!, c1: sets[1]!, c2: sets[2]! });
@@ -263,15 +298,8 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
     }
     if (trigger === "digits") digitRules.push(index);
     if (trigger === "full") fullRules.push(index);
-    let needs: Int32Array | null = null;
-    let letters = true;
-    if (trigger === "digits" && ast) {
-      const chars = allChars(ast);
-      letters = chars === null || [...chars].some((ch) => /[A-Za-z]/.test(ch));
-      const mc = minCounts(ast);
-      needs = new Int32Array(COUNTED.length);
-      for (let k = 0; k < COUNTED.length; k++) needs[k] = mc.get(COUNTED[k]!) ?? 0;
-    }
+    const needs = trigger === "digits" ? Int32Array.from(an.needs) : null;
+    const letters = trigger === "digits" ? an.letters : true;
     rules.push({ def, re, sticky, trigger, anchor, keywords, trusted: trusted(def), needs, letters });
   }
 
@@ -492,8 +520,10 @@ function mainLoop(st: State): void {
         const u = al.uses[ui]!;
         if (pos < st.lastEnd[u.rule]!) continue;
         if (u.prev !== null && (pos === 0 || u.prev[text.charCodeAt(pos - 1)] !== 1)) continue;
-        if (u.back === 0) runAt(st, u.rule, pos);
-        else if (u.before !== null) runBefore(st, u, pos);
+        if (u.back === 0) {
+          if (u.follow === null || followOk(text, pos + al.lit.length, u.followMax, u.follow))
+            runAt(st, u.rule, pos);
+        } else if (u.before !== null) runBefore(st, u, pos);
         else runWindow(st, u.rule, pos - u.back - WINDOW_PAD, pos + u.forward + WINDOW_PAD, pos);
       }
     }

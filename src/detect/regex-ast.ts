@@ -19,7 +19,9 @@ export class RegexSyntaxError extends Error {
 
 const SMALL_CLASS = 8;
 const WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
-const SPACE = " \t\n\r\f\v";
+/** Every character `\s` matches in a JavaScript regex (not only ASCII: analyses must not under-count). */
+const SPACE =
+  " \t\n\r\f\v\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff";
 
 /** Parse `source` (the body of a JS regex, no slashes). Throws RegexSyntaxError on what it cannot read. */
 export function parseRegex(source: string): Node {
@@ -643,6 +645,92 @@ export function leadingSets(n: Node, k = 3): string[][] | null {
     for (let r = 0; r < min && out.length < k; r++) out.push(set);
     if (out.length >= k) return out;
     if (max !== min) return null;
+  }
+  return null;
+}
+
+/**
+ * What must follow a prefix literal in any match, as a cheap check before the regex runs: after the
+ * literal come at most `max` characters from `skip` (the rest of the literal's alternative, optional
+ * items), then a character of `need` (the first character of the next required item). `token` in
+ * `(?i)(?:password|token|...)[\w.-]{0,40}?["']?\s{0,3}(?:=|:)...` gives skip [\w.-"' \t...], max 44,
+ * need [=:]: `tokenizer.next(` fails at `(` without running the regex. Null when the pattern's shape
+ * gives no such check. Sets are over-approximations, so the check never rejects a real match.
+ */
+export interface Follow {
+  skip: Set<string>;
+  max: number;
+  need: Set<string>;
+}
+
+export function followAfter(n: Node, lit: string, ci: boolean): Follow | null {
+  const norm = (x: string) => (ci ? x.toLowerCase() : x);
+  const items = topSeq(n).filter((x) => x.t !== "zero");
+  const skip = new Set<string>();
+  let max = 0;
+  let rest = norm(lit);
+  let k = 0;
+  const addAll = (x: Node): boolean => {
+    const a = allChars(x);
+    if (!a) return false;
+    for (const c of a) skip.add(c);
+    return true;
+  };
+  // Consume the literal from the leading items.
+  while (rest.length > 0) {
+    const item = items[k++];
+    if (!item) return null;
+    let it: Node = item;
+    while (it.t === "group") it = it.node;
+    const branches = it.t === "alt" ? it.branches : [it];
+    let whole = -1; // length the item takes of the literal when the literal goes on past it
+    let inside = false; // some branch holds the literal's end
+    let tail = 0;
+    for (const b of branches) {
+      const e = expand(b);
+      if (!e) return null;
+      for (const raw of e.strs) {
+        const str = norm(raw);
+        if (str.length >= rest.length ? !str.startsWith(rest) : !rest.startsWith(str)) continue;
+        if (str.length < rest.length || (str.length === rest.length && e.full)) {
+          // The branch ends at or before the literal's end.
+          if (!e.full) return null; // what it matches next is unknown
+          if (str.length === rest.length) {
+            inside = true;
+            continue;
+          }
+          if (whole !== -1 && whole !== str.length) return null;
+          whole = str.length;
+        } else {
+          // The literal ends inside this branch: the rest of the branch may follow it.
+          inside = true;
+          if (!addAll(b)) return null;
+          const left = maxLen(b) - rest.length;
+          if (!Number.isFinite(left)) return null;
+          tail = Math.max(tail, left);
+        }
+      }
+    }
+    if (whole !== -1 && inside) return null; // ambiguous: both continue and end here
+    if (whole !== -1) {
+      rest = rest.slice(whole);
+      continue;
+    }
+    if (!inside) return null;
+    max += tail;
+    rest = "";
+  }
+  for (; k < items.length; k++) {
+    const it = items[k]!;
+    if (minLen(it) === 0) {
+      if (!addAll(it)) return null;
+      max += maxLen(it);
+      if (!Number.isFinite(max)) return null;
+      continue;
+    }
+    const need = firstChars(it);
+    if (!need || need.size === 0) return null;
+    return { skip, max, need };
   }
   return null;
 }

@@ -1,0 +1,88 @@
+/**
+ * Pattern analysis as data: the built-in rules' analyses inlined at build time equal a live
+ * analysis, and the follow check after a prefix literal never rejects a real match.
+ */
+import { describe, expect, test } from "bun:test";
+import type { RuleDef } from "../../src/core/types.ts";
+import { analyzePattern } from "../../src/detect/analysis.ts";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { compileRules, scanText } from "../../src/detect/engine.ts";
+import { PRECOMPUTED } from "../../src/detect/precomputed.ts";
+import { followAfter, parseRegex } from "../../src/detect/regex-ast.ts";
+
+describe("precomputed analyses", () => {
+  test("every built-in pattern has one, equal to analysing it now", () => {
+    const rules = loadBuiltinRules();
+    expect(rules.length).toBeGreaterThan(50);
+    for (const r of rules)
+      expect({ rule: r.name, a: PRECOMPUTED[r.pattern] }).toEqual({
+        rule: r.name,
+        a: analyzePattern(r.pattern),
+      });
+  });
+
+  test("a pattern our parser cannot read is marked, not thrown", () => {
+    expect(analyzePattern("(?<=a)(?<x>b)\\k<x>[").parsed).toBe(false);
+  });
+});
+
+describe("follow check after a prefix literal", () => {
+  const generic = String.raw`(?:password|token|client[_-]?secret)[\w.-]{0,40}?["']?\s{0,3}(?:=|:)\s{0,3}([^\s"']{16,})`;
+
+  test("a keyword alternation: skip what may come before the operator, then need it", () => {
+    const f = followAfter(parseRegex(generic), "token", true)!;
+    expect([...f.need].sort()).toEqual([":", "="]);
+    expect(f.max).toBe(40 + 1 + 3);
+    expect(f.skip.has("_")).toBe(true);
+    expect(f.skip.has("(")).toBe(false);
+    // `\s` is every JavaScript whitespace, not only ASCII.
+    expect(f.skip.has("\u00a0")).toBe(true);
+    // The literal ends inside `client[_-]?secret`: the rest of the branch may follow it.
+    const c = followAfter(parseRegex(generic), "client", true)!;
+    expect(c.max).toBe("_secret".length + 40 + 1 + 3);
+    expect(c.skip.has("s")).toBe(true);
+  });
+
+  test("fixed prefixes need the next item's first character", () => {
+    const f = followAfter(parseRegex("ghp_[A-Za-z0-9]{36}"), "ghp_", false)!;
+    expect(f.max).toBe(0);
+    expect(f.need.has("a") && f.need.has("Z") && f.need.has("0")).toBe(true);
+  });
+
+  test("no check when the shape gives none", () => {
+    expect(followAfter(parseRegex("api[_-]?key|apikey"), "apikey", false)).toBeNull();
+    expect(followAfter(parseRegex("token.*"), "token", false)).toBeNull();
+  });
+
+  const rule = (pattern: string): RuleDef => ({
+    name: "t",
+    description: "t",
+    detector: "secrets",
+    severity: "high",
+    action: "block",
+    pattern,
+    enabled: true,
+    source: "import",
+    tier: "custom",
+    tags: [],
+    examples: [],
+    negative_examples: [],
+  });
+
+  test("the engine finds what the regex finds, with and without the operator nearby", () => {
+    const e = compileRules([rule(`(?i)${generic}`)], { trusted: () => true });
+    const value = ["Zx9vQ2mL7", "pR4tY8uW1eK5sN3b"].join("");
+    const cases = [
+      `tokenizer.next(x); token = "${value}"`,
+      `CLIENT_SECRET:\u00a0${value}`,
+      `password_for_the_main_database_of_prod = ${value}`,
+      `const token = fetchToken(a, b); // no value`,
+    ];
+    const re = new RegExp(generic, "gi");
+    for (const text of cases) {
+      const want = [...text.matchAll(re)].map((m) => m[1]!);
+      const got = scanText(e, text, { encoding: null }).map((m) => m.value);
+      expect({ text, got }).toEqual({ text, got: want });
+    }
+  });
+});
