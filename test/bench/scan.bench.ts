@@ -3,14 +3,26 @@
  * in one run: a synthetic 100 MB source tree with planted, labeled secrets, and this repository.
  * Throughput is wall-clock MB/s of each CLI (start-up included); recall is the share of planted
  * secrets reported at their file and line. Also: one 1 GiB file streamed by `sluice scan` (peak RSS).
+ *
+ * sluice runs as users run it: the compiled binary, built once into the bench's temporary
+ * directory by build.ts (or `SLUICE_BENCH_CLI`: a binary, or a .ts entry run with bun). A second
+ * row runs it from source (`bun src/cli.ts`) for comparison.
  */
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join, relative, resolve } from "node:path";
+import { compile, hostTriple, identity } from "../../build.ts";
 import type { BenchTable } from "./index.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
-const CLI = process.env.SLUICE_BENCH_CLI ?? join(ROOT, "src", "cli.ts");
+const SOURCE_CLI = ["bun", join(ROOT, "src", "cli.ts")];
+
+/** The command that runs sluice: SLUICE_BENCH_CLI, else a binary built into `dir`. */
+async function sluiceCommand(dir: string): Promise<string[]> {
+  const cli = process.env.SLUICE_BENCH_CLI;
+  if (cli) return cli.endsWith(".ts") ? ["bun", cli] : [cli];
+  return [await compile(hostTriple(), dir, identity({}))];
+}
 const SECRETLINT = join(ROOT, "node_modules", ".bin", "secretlint");
 
 // ------------------------------------------------------------------ deterministic generator
@@ -237,8 +249,13 @@ async function timed(
   return { seconds, cpu, stdout, maxRssMb };
 }
 
-export async function runSluice(targets: string[], cwd: string, extra: string[] = []): Promise<RunResult> {
-  const r = await timed(["bun", CLI, "scan", "--format", "json", "--no-color", ...extra, ...targets], cwd);
+export async function runSluice(
+  cli: string[],
+  targets: string[],
+  cwd: string,
+  extra: string[] = [],
+): Promise<RunResult> {
+  const r = await timed([...cli, "scan", "--format", "json", "--no-color", ...extra, ...targets], cwd);
   const j = JSON.parse(r.stdout) as { findings: { file: string; line: number; end_line: number }[] };
   const found = new Set<string>();
   for (const f of j.findings) for (let l = f.line; l <= f.end_line; l++) found.add(`${f.file}:${l}`);
@@ -336,7 +353,7 @@ function falsePositives(planted: Planted[], found: Set<string>): number {
  * share of positive files with at least one finding (rule names differ between the tools), false
  * positives the negative files with any finding.
  */
-async function corpusRows(tmp: string): Promise<(string | number)[][]> {
+async function corpusRows(cli: string[], tmp: string): Promise<(string | number)[][]> {
   let corpus: typeof import("../corpus/corpus.ts");
   try {
     corpus = await import("../corpus/corpus.ts");
@@ -358,7 +375,7 @@ async function corpusRows(tmp: string): Promise<(string | number)[][]> {
     writeFileSync(join(dir, f), n.text);
     files.push(f);
   });
-  const s = await runSluice(["."], dir);
+  const s = await runSluice(cli, ["."], dir);
   const l = await runSecretlint(files, dir);
   const flagged = (found: Set<string>) => new Set([...found].map((x) => x.replace(/:\d+$/, "")));
   const rows: (string | number)[][] = [];
@@ -380,6 +397,8 @@ async function corpusRows(tmp: string): Promise<(string | number)[][]> {
 }
 
 const mbps = (bytes: number, s: number) => (bytes / 1e6 / s).toFixed(1);
+const SLUICE_ROW = "sluice scan (binary)";
+const SOURCE_ROW = "sluice scan (from source: bun src/cli.ts)";
 
 export async function run(): Promise<BenchTable[]> {
   const tmp = mkdtempSync(join(tmpdir(), "sluice-scan-bench-"));
@@ -389,10 +408,15 @@ export async function run(): Promise<BenchTable[]> {
     const planted = generateTree(tree, size, 240);
     const t = listFiles(tree);
     const repo = repoFiles();
+    const bin = join(tmp, "bin");
+    mkdirSync(bin);
+    const cli = await sluiceCommand(bin);
 
-    const sTree = await runSluice(["."], tree);
+    const sTree = await runSluice(cli, ["."], tree);
+    const srcTree = await runSluice(SOURCE_CLI, ["."], tree);
     const lTree = await runSecretlint(t.files, tree);
-    const sRepo = await runSluice(repo.files, ROOT);
+    const sRepo = await runSluice(cli, repo.files, ROOT);
+    const srcRepo = await runSluice(SOURCE_CLI, repo.files, ROOT);
     const lRepo = await runSecretlint(repo.files, ROOT);
 
     const row = (
@@ -417,13 +441,16 @@ export async function run(): Promise<BenchTable[]> {
     const treeSize = `${(t.bytes / 1e6).toFixed(1)} MB, ${t.files.length} files`;
     const repoSize = `${(repo.bytes / 1e6).toFixed(1)} MB, ${repo.files.length} files`;
     const treeQuality = (r: RunResult) => [recall(planted, r.found), falsePositives(planted, r.found)];
+    const threads = Math.min(cpus().length, 8);
     const rows: (string | number)[][] = [
-      row("synthetic tree", treeSize, "sluice scan", sTree, t.bytes, treeQuality(sTree)),
+      row("synthetic tree", treeSize, SLUICE_ROW, sTree, t.bytes, treeQuality(sTree)),
+      row("synthetic tree", "", SOURCE_ROW, srcTree, t.bytes, treeQuality(srcTree)),
       row("synthetic tree", "", "secretlint", lTree, t.bytes, treeQuality(lTree)),
-      row("this repository", repoSize, "sluice scan", sRepo, repo.bytes, ["n/a", "n/a"]),
+      row("this repository", repoSize, SLUICE_ROW, sRepo, repo.bytes, ["n/a", "n/a"]),
+      row("this repository", "", SOURCE_ROW, srcRepo, repo.bytes, ["n/a", "n/a"]),
       row("this repository", "", "secretlint", lRepo, repo.bytes, ["n/a", "n/a"]),
     ];
-    const corpus = await corpusRows(tmp);
+    const corpus = await corpusRows(cli, tmp);
     const byKind = Object.keys(KINDS).map((k) => {
       const p = planted.filter((x) => x.kind === k);
       return [k, p.length, recall(p, sTree.found), recall(p, lTree.found)];
@@ -446,7 +473,7 @@ export async function run(): Promise<BenchTable[]> {
         ],
         rows,
         notes: [
-          `Speed-up on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x. CPU time: sluice ${(lTree.cpu / sTree.cpu).toFixed(1)}x less on the tree, ${(lRepo.cpu / sRepo.cpu).toFixed(1)}x less on this repository (contention-independent). Wall clock of each CLI including start-up; sluice uses ${Math.min(cpus().length, 8)} workers, secretlint is single-threaded.`,
+          `Speed-up of ${SLUICE_ROW} on the synthetic tree: ${(lTree.seconds / sTree.seconds).toFixed(1)}x; on this repository: ${(lRepo.seconds / sRepo.seconds).toFixed(1)}x (from source: ${(lTree.seconds / srcTree.seconds).toFixed(1)}x and ${(lRepo.seconds / srcRepo.seconds).toFixed(1)}x). CPU time: sluice ${(lTree.cpu / sTree.cpu).toFixed(1)}x less on the tree, ${(lRepo.cpu / sRepo.cpu).toFixed(1)}x less on this repository (contention-independent). Wall clock of each CLI including start-up; sluice scans on ${threads} threads (the main thread and ${threads - 1} worker${threads === 2 ? "" : "s"}) when there is enough to scan, secretlint is single-threaded.`,
           "Recall: share of planted secrets (random values in real formats) reported on their file and line.",
         ],
       },
@@ -474,7 +501,7 @@ export async function run(): Promise<BenchTable[]> {
       }
       require("node:fs").closeSync(fd);
       const bytes = statSync(big).size;
-      const s = await runSluice(["big.log"], tmp);
+      const s = await runSluice(cli, ["big.log"], tmp);
       rmSync(big, { force: true });
       tables.push({
         title: "One 1 GiB file, streamed",
