@@ -175,10 +175,9 @@ async function scanShared(
       if (over) return;
       over = true;
       if (!ready) starting--;
-      if (failed) {
-        stats.workers--;
-        for (const b of inflight.values()) queue.push(b);
-      }
+      if (failed) stats.workers--;
+      // Unfinished batches go back to the queue (a failed worker, or one not ready when the rest is done).
+      for (const b of inflight.values()) queue.push(b);
       inflight.clear();
       worker.terminate();
       live--;
@@ -200,8 +199,7 @@ async function scanShared(
         if (m.type === "ready") {
           ready = true;
           starting--;
-          poke();
-          return feed();
+          return poke();
         }
         const batch = m.type === "done" ? inflight.get(m.id!) : undefined;
         if (!batch) return stop(true);
@@ -213,8 +211,11 @@ async function scanShared(
       },
       failed: () => stop(true),
     });
+    // Work goes with the setup, not after "ready": the main thread may be busy scanning when it
+    // comes, and the worker would wait for nothing.
     worker.post({ type: "init", setup });
-    // Out of work before the worker got ready: it is not needed.
+    feed();
+    // Out of work before the worker got ready: the main thread takes its batches back.
     return { idle: () => !ready && stop(false) };
   });
   const sleep = () =>
@@ -227,9 +228,12 @@ async function scanShared(
     const batch = queue.shift();
     if (batch) {
       for (const k of batch) store(k, await runItem(items[k]!, scan));
+      // Let the workers' messages in (results, requests for more) before the next batch.
+      await new Promise((r) => setImmediate(r));
       continue;
     }
     for (const l of lanes) l.idle();
+    if (queue.length) continue;
     if (live === 0) break;
     await sleep();
   }

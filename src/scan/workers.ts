@@ -1,8 +1,8 @@
 /**
  * Scan worker threads, startable before anything else is loaded: this module imports nothing heavy,
  * so `sluice scan` can start its workers first and let their module loading overlap its own (CLI,
- * config, walk). A worker buffers what it is sent until its module has loaded, and falls back to the
- * next place the module may be (compiled binaries) when loading fails.
+ * config, walk). When its module cannot be loaded, a worker is started again from the next place the
+ * module may be (compiled binaries), and what it was sent is sent again.
  */
 import { cpus } from "node:os";
 
@@ -45,7 +45,8 @@ export class ScanWorker {
   #candidate = 0;
   #loaded = false;
   #dead = false;
-  #pending: unknown[] = [];
+  /** What was sent before the module loaded, to send again if it must be loaded from elsewhere. */
+  #sent: unknown[] = [];
   #listener: WorkerListener | null = null;
   readonly #specs: string[];
 
@@ -66,12 +67,12 @@ export class ScanWorker {
     this.#worker = w;
     // Idle until listened to: a worker started early must not keep the process alive on its own.
     if (!this.#listener) (w as RefWorker).unref();
+    for (const m of this.#sent) w.postMessage(m);
     w.onmessage = (e: MessageEvent) => {
       const m = e.data as WorkerReply | { type: "loaded" };
       if (m.type === "loaded") {
         this.#loaded = true;
-        for (const p of this.#pending) w.postMessage(p);
-        this.#pending = [];
+        this.#sent = [];
         return;
       }
       this.#listener?.message(m);
@@ -95,10 +96,11 @@ export class ScanWorker {
     this.#listener?.failed();
   }
 
+  /** Sent at once (the worker queues messages until its module has loaded). */
   post(message: unknown): void {
     if (this.#dead) return;
-    if (this.#loaded) this.#worker!.postMessage(message);
-    else this.#pending.push(message);
+    if (!this.#loaded) this.#sent.push(message);
+    this.#worker!.postMessage(message);
   }
 
   listen(listener: WorkerListener): void {
