@@ -473,12 +473,39 @@ function litAt(text: string, pos: number, al: AnchorLit): boolean {
   return true;
 }
 
-function mainLoop(st: State): void {
+/** Base64/hex run characters (-1; 0 for others): the masked run counter of the hot loop. */
+const RUN_MASK = new Int32Array(65536);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+  RUN_MASK[c.charCodeAt(0)] = -1;
+
+/**
+ * Starts of base64/hex runs at least `runMin` long (the hot loop counts the current run; 0 = none
+ * wanted), turned into [start, end) pairs as findRuns returns them.
+ */
+function runPairs(text: string, starts: number[], runMin: number): number[] {
+  const out: number[] = [];
+  for (const s of starts) {
+    let e = s + runMin;
+    while (e < text.length && RUN_CLASS[text.charCodeAt(e)] === 1) e++;
+    out.push(s, e);
+  }
+  return out;
+}
+
+function mainLoop(st: State, runMin: number, runs: number[]): void {
   const { text, engine } = st;
   const { bigram, third, tri, bigramLits } = engine;
   const n = text.length;
-  if (n < 2) return;
+  if (n < 2) {
+    if (n === 1 && runMin === 1 && RUN_MASK[text.charCodeAt(0)] !== 0) runs.push(0);
+    return;
+  }
   const hits: number[] = [];
+  const rmin = runMin > 0 ? runMin : -1;
+  let run = (1 & RUN_MASK[text.charCodeAt(0)]!) + 0;
+  if (run === rmin) runs.push(0);
+  run = (run + 1) & RUN_MASK[text.charCodeAt(1)]!;
+  if (run === rmin) runs.push(2 - rmin);
   // One pass, one 32 KB bit set: hash each trigram (characters folded to 8 bits) and keep the
   // positions whose trigram may start a literal. Exact checks happen only at those positions.
   // The loop is kept minimal (one shift, xor, mask and bit test per character): it reads every
@@ -486,9 +513,18 @@ function mainLoop(st: State): void {
   // checked after it.
   let h = ((text.charCodeAt(0) & 255) << 6) ^ (text.charCodeAt(1) & 255);
   const last = n - 1;
+  // The run counter: +1 for a base64/hex character, reset to 0 by any other (one mask); a run is
+  // noted once, when it reaches the decoder's minimum length.
   for (let i = 2; i < last; i++) {
-    h = ((h << 6) ^ (text.charCodeAt(i) & 255)) & TRI_MASK;
+    const c = text.charCodeAt(i);
+    h = ((h << 6) ^ (c & 255)) & TRI_MASK;
     if ((tri[h >> 5]! & (1 << (h & 31))) !== 0) hits.push(i - 2);
+    run = (run + 1) & RUN_MASK[c]!;
+    if (run === rmin) runs.push(i + 1 - rmin);
+  }
+  if (last >= 2) {
+    run = (run + 1) & RUN_MASK[text.charCodeAt(last)]!;
+    if (run === rmin) runs.push(last + 1 - rmin);
   }
   for (let i = Math.max(2, last); i <= n; i++) {
     const z = i < n ? text.charCodeAt(i) & 255 : 0;
@@ -642,7 +678,7 @@ const DIGIT_CLUSTER = /[+(]?\d[\d \-.()+/:a-fA-F]{5,}/g;
 /**
  * Scan one text with the engine (no decoding). Matches are sorted by start offset.
  */
-function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
+function scanPlain(engine: Engine, text: string, bounds: number[] | null, runMin = 0, runs: number[] = []) {
   const st: State = {
     engine,
     text,
@@ -651,7 +687,7 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null) {
     counts: new Int32Array(engine.rules.length),
     bounds: bounds && bounds.length >= 2 ? bounds : null,
   };
-  mainLoop(st);
+  mainLoop(st, runMin, runs);
   for (const [ch, uses] of engine.single) {
     let p = text.indexOf(ch);
     while (p !== -1) {
@@ -922,12 +958,14 @@ function scanDepth(
 ): RawMatch[] {
   const wantDecode =
     enc !== null && depth < enc.max_depth && (enc.base64 || enc.hex || enc.url || enc.unicode);
-  const matches = scanPlain(engine, text, bounds);
+  const runMin =
+    wantDecode && (enc!.base64 || enc!.hex)
+      ? Math.max(MIN_RUN, Math.ceil((enc!.min_decoded_length * 4) / 3))
+      : 0;
+  const starts: number[] = [];
+  const matches = scanPlain(engine, text, bounds, runMin, starts);
   if (!wantDecode) return matches;
-  const runs =
-    enc!.base64 || enc!.hex
-      ? findRuns(text, Math.max(MIN_RUN, Math.ceil((enc!.min_decoded_length * 4) / 3)))
-      : [];
+  const runs = runPairs(text, starts, runMin);
   const decodedSpans = findEncoded(text, runs, enc!);
   if (decodedSpans.length === 0) return matches;
   const out = matches.slice();

@@ -86,3 +86,26 @@ describe("follow check after a prefix literal", () => {
     }
   });
 });
+
+describe("base64 runs found in the one pass", () => {
+  test("decoding sees every run at least the minimum long, wherever it sits", () => {
+    const e = compileRules(loadBuiltinRules());
+    const token = ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("");
+    const b64 = btoa(`token ${token}`);
+    const enc = {
+      base64: true,
+      hex: false,
+      url: false,
+      unicode: false,
+      max_depth: 1,
+      min_decoded_length: 8,
+      max_decoded_length: 10000,
+    };
+    for (const text of [b64, `"${b64}"`, `${b64}\n`, `ab ${b64} cd`, `=${b64}=`, `${"A".repeat(15)} ${b64}`]) {
+      const found = scanText(e, text, { encoding: enc }).filter((m) => m.decoded === "base64");
+      expect({ text, rules: found.map((m) => m.rule.name) }).toEqual({ text, rules: ["github_pat"] });
+      const at = text.indexOf(b64);
+      expect(found[0]!.start).toBe(at);
+    }
+  });
+});
