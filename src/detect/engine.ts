@@ -7,7 +7,7 @@
  * tests each position's hashed trigram against a 32 KB bit set of those literals' trigrams. A rule's
  * regex then runs only at a verified hit (sticky) or on a small window around it. Rules whose matches
  * start with a digit share one digit-cluster prefilter; the few rules left run over the whole text
- * (user rules in bounded chunks). Base64/hex runs for the decoder come from a skipping run finder.
+ * (user rules in bounded chunks). The same loop counts base64/hex runs for the decoder.
  * Pure: no I/O.
  */
 import type { RuleDef } from "../core/types.ts";
@@ -480,7 +480,7 @@ for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 
 /**
  * Starts of base64/hex runs at least `runMin` long (the hot loop counts the current run; 0 = none
- * wanted), turned into [start, end) pairs as findRuns returns them.
+ * wanted), turned into [start, end) pairs: maximal runs of base64/hex characters.
  */
 function runPairs(text: string, starts: number[], runMin: number): number[] {
   const out: number[] = [];
@@ -626,7 +626,7 @@ function record(st: State, ri: number, rule: CompiledRule, m: RegExpExecArray, b
 
 /**
  * Shortest base64/hex run considered for decoding: 16 characters (12 bytes of base64, 8 of hex).
- * No rule matches a value that decodes to fewer characters, and the run finder skips 16 at a time.
+ * No rule matches a value that decodes to fewer characters, (the hot loop notes runs this long).
  */
 const MIN_RUN = 16;
 
@@ -635,36 +635,6 @@ for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
   RUN_CLASS[c.charCodeAt(0)] = 1;
 const HEX_CLASS = new Uint8Array(128);
 for (const c of "0123456789abcdefABCDEF") HEX_CLASS[c.charCodeAt(0)] = 1;
-
-/**
- * Runs of base64/hex characters at least `min` long, as [start, end) pairs. Skips ahead like
- * Boyer-Moore: when the character `min - 1` ahead is outside the class no run can cover it.
- */
-export function findRuns(text: string, min: number): number[] {
-  const out: number[] = [];
-  const n = text.length;
-  let i = 0;
-  while (i + min <= n) {
-    const k = i + min - 1;
-    if (RUN_CLASS[text.charCodeAt(k)] === 0) {
-      i = k + 1;
-      continue;
-    }
-    let j = k - 1;
-    while (j >= i && RUN_CLASS[text.charCodeAt(j)] === 1) j--;
-    if (j >= i) {
-      i = j + 1;
-      continue;
-    }
-    let s = i;
-    while (s > 0 && RUN_CLASS[text.charCodeAt(s - 1)] === 1) s--;
-    let e = k + 1;
-    while (e < n && RUN_CLASS[text.charCodeAt(e)] === 1) e++;
-    out.push(s, e);
-    i = e + 1;
-  }
-  return out;
-}
 
 const COUNTED_INDEX = new Int8Array(65536).fill(-1);
 for (let c = 48; c <= 57; c++) COUNTED_INDEX[c] = 0;
