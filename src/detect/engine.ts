@@ -626,7 +626,7 @@ function record(st: State, ri: number, rule: CompiledRule, m: RegExpExecArray, b
 
 /**
  * Shortest base64/hex run considered for decoding: 16 characters (12 bytes of base64, 8 of hex).
- * No rule matches a value that decodes to fewer characters, (the hot loop notes runs this long).
+ * No rule matches a value that decodes to fewer characters; the hot loop notes runs this long.
  */
 const MIN_RUN = 16;
 
