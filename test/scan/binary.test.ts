@@ -19,7 +19,8 @@ beforeAll(async () => {
 
 test("the binary scans a tree with worker threads and the built-in rules", async () => {
   const dir = mkdtempSync(join(tmpdir(), "sluice-scan-bin-tree-"));
-  const filler = "const value = compute(1, 2, 3); // ordinary source code line\n".repeat(12_000);
+  // 12 files of 3 MB: over PARALLEL_MIN_BYTES, so that the scan runs in parallel.
+  const filler = "const value = compute(1, 2, 3); // ordinary source code line\n".repeat(48_000);
   const key = "ghp_R7tQ2mX9vL4kP8sW1nB6cY3hJ5dF0gA2eZ7u";
   mkdirSync(join(dir, "src"));
   for (let i = 0; i < 12; i++) writeFileSync(join(dir, "src", `f${i}.ts`), `${filler}const t = "${key}";\n`);
@@ -40,6 +41,6 @@ test("the binary scans a tree with worker threads and the built-in rules", async
   expect(j.summary.workers).toBe(2);
   expect(j.summary.files_scanned).toBe(12);
   expect(j.findings.filter((f: { rule: string }) => f.rule === "github_pat").length).toBe(12);
-  expect(j.findings[0].line).toBe(12_001);
+  expect(j.findings[0].line).toBe(48_001);
   expect(out).not.toContain(key);
 });
