@@ -7,6 +7,7 @@ import { customRuleDef } from "../config/custom-rule.ts";
 import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
+import { skipTopJitTier } from "../detect/engine.ts";
 import { createScanner } from "../policy/scanner.ts";
 import type { TextScanner } from "./window.ts";
 
@@ -31,6 +32,8 @@ export function rulesInForce(config: Config, sources: RuleSources = {}): RuleDef
 }
 
 export function makeTextScanner(setup: ScanSetup): TextScanner {
+  // A scan is short-lived: the engine's top-tier JIT compile would cost more than it saves.
+  skipTopJitTier();
   const enabled = setup.rules.filter((r) => r.enabled);
   const scanner = createScanner({
     config: () => setup.config,
