@@ -493,16 +493,8 @@ function runPairs(text: string, starts: number[], runMin: number): number[] {
   return out;
 }
 
-function mainLoop(st: State, runMin: number, runs: number[]): void {
-  const { text, engine } = st;
-  const { bigram, third, tri, bigramLits } = engine;
+function charPass(text: string, tri: Int32Array, rmin: number, hits: number[], runs: number[]): void {
   const n = text.length;
-  if (n < 2) {
-    if (n === 1 && runMin === 1 && RUN_MASK[text.charCodeAt(0)] !== 0) runs.push(0);
-    return;
-  }
-  const hits: number[] = [];
-  const rmin = runMin > 0 ? runMin : -1;
   let run = (1 & RUN_MASK[text.charCodeAt(0)]!) + 0;
   if (run === rmin) runs.push(0);
   run = (run + 1) & RUN_MASK[text.charCodeAt(1)]!;
@@ -532,6 +524,18 @@ function mainLoop(st: State, runMin: number, runs: number[]): void {
     const th = triHash(text.charCodeAt(i - 2) & 255, text.charCodeAt(i - 1) & 255, z);
     if ((tri[th >> 5]! & (1 << (th & 31))) !== 0) hits.push(i - 2);
   }
+}
+
+function mainLoop(st: State, runMin: number, runs: number[]): void {
+  const { text, engine } = st;
+  const { bigram, third, tri, bigramLits } = engine;
+  const n = text.length;
+  if (n < 2) {
+    if (n === 1 && runMin === 1 && RUN_MASK[text.charCodeAt(0)] !== 0) runs.push(0);
+    return;
+  }
+  const hits: number[] = [];
+  charPass(text, tri, runMin > 0 ? runMin : -1, hits, runs);
   const { classAnchors } = engine;
   for (let k = 0; k < hits.length; k++) {
     const pos = hits[k]!;
