@@ -160,7 +160,7 @@ describe("inputs", () => {
     using w = workspace();
     const d = join(w.dir, "tree");
     mkdirSync(d);
-    // Over PARALLEL_MIN_BYTES (32 MiB) in total, so that the scan runs in parallel.
+    // Over PARALLEL_MIN_BYTES (24 MiB) in total, so that the scan runs in parallel.
     const filler = "let x = 1; // some ordinary source code line\n".repeat(10_000);
     for (let i = 0; i < 40; i++)
       writeFileSync(join(d, `f${i}.ts`), `${filler}${i % 3 === 0 ? B : A}\n${filler}`);
