@@ -101,7 +101,14 @@ describe("base64 runs found in the one pass", () => {
       min_decoded_length: 8,
       max_decoded_length: 10000,
     };
-    for (const text of [b64, `"${b64}"`, `${b64}\n`, `ab ${b64} cd`, `=${b64}=`, `${"A".repeat(15)} ${b64}`]) {
+    for (const text of [
+      b64,
+      `"${b64}"`,
+      `${b64}\n`,
+      `ab ${b64} cd`,
+      `=${b64}=`,
+      `${"A".repeat(15)} ${b64}`,
+    ]) {
       const found = scanText(e, text, { encoding: enc }).filter((m) => m.decoded === "base64");
       expect({ text, rules: found.map((m) => m.rule.name) }).toEqual({ text, rules: ["github_pat"] });
       const at = text.indexOf(b64);
