@@ -2,8 +2,6 @@
  * What of a matched value may leave the scanner: a masked preview and hashes (SPEC §1 "raw matched
  * value is never written"; NAMES.md). The raw value itself stays in memory inside the scanner.
  */
-import { createHash, createHmac } from "node:crypto";
-
 const MAX_STARS = 32;
 
 /**
@@ -67,12 +65,17 @@ export function maskValue(value: string): string {
   return String.fromCharCode.apply(null, codes);
 }
 
-/** sha256 hex of a value: the dedup key of a finding. */
+/**
+ * sha256 hex of a value (UTF-8, lone surrogates as U+FFFD, as node:crypto hashes a string): the dedup
+ * key of a finding. Bun's native hasher: a scan hashes every finding, and node:crypto's createHash
+ * cost ~10 µs a call (a few ms for a repository full of test secrets) against under 1 µs here.
+ * @example contentHash("abc") // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ */
 export function contentHash(value: string): string {
-  return createHash("sha256").update(value).digest("hex");
+  return Bun.SHA256.hash(value, "hex");
 }
 
-/** HMAC-SHA-256 hex of a value with the installation key. */
+/** HMAC-SHA-256 hex of a value with the installation key (the same bytes as node:crypto's createHmac). */
 export function valueHash(value: string, key: Uint8Array): string {
-  return createHmac("sha256", key).update(value).digest("hex");
+  return new Bun.CryptoHasher("sha256", key).update(value).digest("hex");
 }

@@ -2,12 +2,15 @@
  * Reading one input (a file or stdin) into the window scanner: binary inputs are skipped, large
  * files are streamed so that memory stays bounded whatever their size.
  */
+import { readFileSync } from "node:fs";
 import type { FileResult, ScanFinding } from "./types.ts";
 import { DEFAULT_CHUNK, type TextScanner, WindowScanner } from "./window.ts";
 
 /** Files up to this size are read whole; larger ones are streamed. */
 export const STREAM_THRESHOLD = 8 * 1024 * 1024;
 const SNIFF = 8000;
+/** One decoder for whole files (a non-streaming decode keeps no state between calls). */
+const utf8 = new TextDecoder("utf-8");
 
 /** git's heuristic: a NUL byte in the first 8000 bytes means binary. */
 export function isBinary(bytes: Uint8Array): boolean {
@@ -54,12 +57,15 @@ export async function scanFile(
   opts: ScanInputOptions = {},
 ): Promise<FileResult> {
   try {
-    const file = Bun.file(entry.abs);
-    if (entry.size > STREAM_THRESHOLD) return await scanStream(file.stream(), entry.display, scan, opts);
-    const bytes = await file.bytes();
+    if (entry.size > STREAM_THRESHOLD)
+      return await scanStream(Bun.file(entry.abs).stream(), entry.display, scan, opts);
+    // A synchronous read: ~4 ms for the 250 files of a repository where `await Bun.file().bytes()`
+    // took 11-15 ms (a round trip through the thread pool and the event loop per file). The scan of
+    // each file is synchronous anyway, and a file here is at most STREAM_THRESHOLD bytes.
+    const bytes: Uint8Array = readFileSync(entry.abs);
     if (isBinary(bytes)) return { file: entry.display, bytes: bytes.length, skipped: "binary", findings: [] };
     const ws = new WindowScanner(scan, entry.display, opts.chunk ?? DEFAULT_CHUNK, opts.overlap);
-    ws.push(new TextDecoder("utf-8").decode(bytes));
+    ws.push(utf8.decode(bytes));
     return { file: entry.display, bytes: bytes.length, skipped: null, findings: ws.finish() };
   } catch (e) {
     return {

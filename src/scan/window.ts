@@ -9,7 +9,6 @@
  * for await (const piece of pieces) w.push(piece);
  * const findings = w.finish();
  */
-import { createHash } from "node:crypto";
 import type { Finding } from "../core/types.ts";
 import { copyString } from "../policy/mask.ts";
 import type { ScanFinding } from "./types.ts";
@@ -21,7 +20,7 @@ export const DEFAULT_OVERLAP = 64 * 1024;
 
 /** Stable, value-free id of a finding: rule, file and masked preview. */
 export function fingerprintOf(rule: string, file: string, preview: string): string {
-  return createHash("sha256").update(`${rule}\0${file}\0${preview}`).digest("hex").slice(0, 32);
+  return Bun.SHA256.hash(`${rule}\0${file}\0${preview}`, "hex").slice(0, 32);
 }
 
 /** Offsets of every "\n" in text[from, to). */
