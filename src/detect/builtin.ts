@@ -3,27 +3,15 @@
  * rule-file checker behind `sluice rules validate` and the rule self-test.
  * SEAM (owned by detection): `loadBuiltinRules` keeps its signature.
  */
-import { isMap, isSeq, LineCounter, parseDocument, type YAMLMap } from "yaml";
+import type { YAMLMap } from "yaml";
 import { RULE_FILES } from "../../rules/index.ts";
-import {
-  DETECTORS,
-  RULE_ACTIONS,
-  type RuleAction,
-  type RuleDef,
-  SEVERITIES,
-  VALIDATORS,
-  type ValidatorName,
-} from "../core/types.ts";
+import type { RuleDef } from "../core/types.ts";
+import { builtinRuleData } from "./builtin-rules.ts" with { type: "macro" };
+import { parseBuiltinRules, type RuleProblem, ruleFromRaw } from "./builtin-rules.ts";
 import { compileRules, scanText } from "./engine.ts";
 import { checkUserPattern, compilePattern } from "./pattern.ts";
 
-/** One problem in a rule file or rule: where it is and what is wrong. */
-export interface RuleProblem {
-  file: string | null;
-  line: number | null;
-  rule: string | null;
-  message: string;
-}
+export type { RuleProblem } from "./builtin-rules.ts";
 
 export interface ParsedRuleFile {
   rules: RuleDef[];
@@ -31,8 +19,6 @@ export interface ParsedRuleFile {
   lines: Map<string, number>;
   problems: RuleProblem[];
 }
-
-const NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,99}$/;
 
 /**
  * Parse one rule file (`rules: [ {name, pattern, …} ]`, or a bare list). Fields are checked and
@@ -44,6 +30,9 @@ export function parseRuleFile(
   text: string,
   source: RuleDef["source"] = "import",
 ): ParsedRuleFile {
+  // Loaded on first use, so that `sluice scan` and its workers, which read no rule file with it,
+  // never load the package.
+  const { isMap, isSeq, LineCounter, parseDocument } = require("yaml") as typeof import("yaml");
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
   const problems: RuleProblem[] = [];
@@ -77,87 +66,23 @@ export function parseRuleFile(
   return { rules, lines, problems };
 }
 
-/** One rule from its parsed mapping; problems are added to `problems`, null when it is left out. */
-function ruleFromRaw(
-  raw: Record<string, unknown>,
-  file: string,
-  line: number | null,
-  source: RuleDef["source"],
-  lines: Map<string, number>,
-  problems: RuleProblem[],
-): RuleDef | null {
-  const tier = source === "builtin" ? "community" : "custom";
-  const name = typeof raw.name === "string" ? raw.name : null;
-  const bad = (message: string) => problems.push({ file, line, rule: name, message });
-  if (!name || !NAME_RE.test(name)) {
-    bad(`rule name ${JSON.stringify(raw.name)} must be lowercase letters, digits, '_', '.', '-'`);
-    return null;
-  }
-  if (lines.has(name)) bad(`duplicate rule name ${name}`);
-  lines.set(name, line ?? 0);
-  if (typeof raw.pattern !== "string" || raw.pattern.length === 0) {
-    bad("pattern is required");
-    return null;
-  }
-  const detector = (raw.detector ?? "custom") as RuleDef["detector"];
-  if (!DETECTORS.includes(detector)) bad(`detector must be one of ${DETECTORS.join(", ")}`);
-  const severity = (raw.severity ?? "high") as RuleDef["severity"];
-  if (!SEVERITIES.includes(severity)) bad(`severity must be one of ${SEVERITIES.join(", ")}`);
-  const action = (raw.action ?? "") as RuleAction;
-  if (!RULE_ACTIONS.includes(action))
-    bad(`action must be one of ${RULE_ACTIONS.map((a) => a || '""').join(", ")}`);
-  const validator = (raw.validator ?? null) as ValidatorName | null;
-  if (validator !== null && !VALIDATORS.includes(validator))
-    bad(`validator must be one of ${VALIDATORS.join(", ")}`);
-  const strList = (v: unknown, key: string): string[] => {
-    if (v === undefined || v === null) return [];
-    if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v as string[];
-    bad(`${key} must be a list of strings`);
-    return [];
-  };
-  const entropy = raw.entropy === undefined || raw.entropy === null ? null : Number(raw.entropy);
-  if (entropy !== null && !(entropy > 0 && entropy <= 8))
-    bad("entropy must be a number of bits per character (0 to 8)");
-  const keywords = strList(raw.keywords, "keywords");
-  return {
-    name,
-    pattern: raw.pattern,
-    detector,
-    severity,
-    action,
-    enabled: raw.enabled === undefined ? true : raw.enabled !== false,
-    tier,
-    source,
-    description: typeof raw.description === "string" ? raw.description : "",
-    tags: strList(raw.tags, "tags"),
-    validator,
-    keywords: keywords.length ? keywords : null,
-    entropy,
-    examples: strList(raw.examples, "examples"),
-    negative_examples: strList(raw.negative_examples, "negative_examples"),
-  };
-}
+/**
+ * The community rules, parsed from rules/*.yaml when this file is transpiled or bundled (a Bun macro
+ * runs builtin-rules.ts's builtinRuleData and inlines its result here as data).
+ */
+const INLINED: { texts: string[]; rules: RuleDef[] } = builtinRuleData();
 
 let cached: RuleDef[] | null = null;
 
 /** The community rules of rules/*.yaml (a fresh copy each call). */
 export function loadBuiltinRules(): RuleDef[] {
-  if (!cached) {
-    cached = [];
-    // Bun's native YAML parser: ~1 ms for all files instead of ~45 ms with the `yaml` package, which
-    // every `sluice scan` worker paid at start-up. The files are ours and checked by the rule
-    // self-test; user rule files keep parseRuleFile (line numbers in problems).
-    for (const f of RULE_FILES) {
-      const doc = Bun.YAML.parse(f.text) as { rules?: unknown } | unknown[] | null;
-      const list = Array.isArray(doc) ? doc : (doc as { rules?: unknown } | null)?.rules;
-      if (!Array.isArray(list)) throw new Error(`${f.file}: expected a \`rules:\` list`);
-      const lines = new Map<string, number>();
-      for (const item of list) {
-        const rule = ruleFromRaw(item as Record<string, unknown>, f.file, null, "builtin", lines, []);
-        if (rule) cached.push(rule);
-      }
-    }
-  }
+  // The inlined rules are used when they were made from the embedded texts (always in a built
+  // binary); from source, a rule file edited since this file was transpiled is parsed again.
+  if (!cached)
+    cached =
+      INLINED.texts.length === RULE_FILES.length && RULE_FILES.every((f, i) => f.text === INLINED.texts[i])
+        ? INLINED.rules
+        : parseBuiltinRules();
   return cached.map((r) => ({
     ...r,
     tags: [...r.tags],
