@@ -37,6 +37,19 @@ const main = defineCommand({
  * own part has no help flag, run the command directly.
  */
 async function start(argv: string[]) {
+  if (argv[0] === "scan") {
+    // The common `sluice scan` command lines skip citty (see parseScanArgs); the rest go through it.
+    const scan = await import("./cli/scan.ts");
+    const args = scan.parseScanArgs(argv.slice(1));
+    if (args) {
+      try {
+        return await scan.scanCommand(args, argv.slice(1));
+      } catch (err) {
+        console.error(err, "\n"); // as citty's runMain reports an unexpected error
+        process.exit(1);
+      }
+    }
+  }
   const dd = argv.indexOf("--");
   const own = dd === -1 ? argv : argv.slice(0, dd);
   if (dd === -1 || own.includes("--help") || own.includes("-h")) return runMain(main, { rawArgs: argv });

@@ -2,7 +2,6 @@
  * The result of one `sluice scan` run and its text and JSON renderings. The JSON shape
  * (`schema: "sluice.scan/v1"`) is documented in the README and only grows, never changes.
  */
-import pc from "picocolors";
 import { ACTION_RANK, type Action, type RuleDef, SEVERITIES, type Severity } from "../core/types.ts";
 import { exitCodeFor, type FileResult, type ScanFinding } from "./types.ts";
 
@@ -90,23 +89,50 @@ export function renderJson(r: ScanReport): string {
   )}\n`;
 }
 
-const SEVERITY_COLOR: Record<Severity, (s: string) => string> = {
-  critical: (s) => pc.bold(pc.red(s)),
-  high: pc.red,
-  warning: pc.yellow,
-  info: pc.blue,
+/**
+ * SGR styles, applied only when colour is on. A style's own closing code inside the text (a nested
+ * style) is followed by its opening code again, so the outer style carries on after it. Local rather
+ * than picocolors: loading that module looks at process.stdout, whose stream costs ~1 ms to create,
+ * and `--format json` never needs it.
+ */
+type Paint = (s: string) => string;
+function style(open: number, close: number): Paint {
+  const o = `\x1b[${open}m`;
+  const c = `\x1b[${close}m`;
+  return (s) => `${o}${s.includes(c) ? s.replaceAll(c, c + o) : s}${c}`;
+}
+const ANSI = {
+  bold: style(1, 22),
+  dim: style(2, 22),
+  red: style(31, 39),
+  green: style(32, 39),
+  yellow: style(33, 39),
+  blue: style(34, 39),
+  magenta: style(35, 39),
+  cyan: style(36, 39),
 };
-const ACTION_COLOR: Record<Action, (s: string) => string> = {
-  block: (s) => pc.bold(pc.red(s)),
-  redact: pc.magenta,
-  alert: pc.yellow,
-  log: pc.dim,
-  pass: pc.green,
+const PLAIN: typeof ANSI = Object.fromEntries(
+  Object.keys(ANSI).map((k) => [k, (s: string) => s]),
+) as typeof ANSI;
+const colors = (on: boolean) => (on ? ANSI : PLAIN);
+
+const SEVERITY_COLOR: Record<Severity, Paint> = {
+  critical: (s) => ANSI.bold(ANSI.red(s)),
+  high: ANSI.red,
+  warning: ANSI.yellow,
+  info: ANSI.blue,
+};
+const ACTION_COLOR: Record<Action, Paint> = {
+  block: (s) => ANSI.bold(ANSI.red(s)),
+  redact: ANSI.magenta,
+  alert: ANSI.yellow,
+  log: ANSI.dim,
+  pass: ANSI.green,
 };
 
 /** One line per finding: `file:line:column  severity  rule  action  preview`. */
 export function renderText(r: ScanReport, color: boolean): string {
-  const c = pc.createColors(color);
+  const c = colors(color);
   const sev = (s: Severity) => (color ? SEVERITY_COLOR[s](s.padEnd(8)) : s.padEnd(8));
   const act = (a: Action) => (color ? ACTION_COLOR[a](a.padEnd(6)) : a.padEnd(6));
   const lines = r.findings.map(
@@ -118,7 +144,7 @@ export function renderText(r: ScanReport, color: boolean): string {
 
 /** The closing line, printed to stderr in text mode. */
 export function renderSummaryLine(r: ScanReport, color: boolean): string {
-  const c = pc.createColors(color);
+  const c = colors(color);
   const s = summary(r);
   const parts = SEVERITIES.filter((k) => s.by_severity[k]).map((k) => `${s.by_severity[k]} ${k}`);
   const head =
