@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { createHash, createHmac } from "node:crypto";
-import { contentHash, maskValue, valueHash } from "../../src/policy/mask.ts";
+import { contentHash, copyString, maskValue, valueHash } from "../../src/policy/mask.ts";
 import { fingerprintOf } from "../../src/scan/window.ts";
 
 const KEY = new Uint8Array(32).map((_, i) => i);
@@ -27,5 +27,99 @@ describe("hashes of a value", () => {
       expect(contentHash(v)).toBe(createHash("sha256").update(v).digest("hex"));
       expect(valueHash(v, KEY)).toBe(createHmac("sha256", KEY).update(v).digest("hex"));
     }
+  });
+});
+
+/** maskValue as first written (an array of codes), the reference for the quicker one. */
+function maskReference(value: string): string {
+  const kept = (c: number) =>
+    c === 32 ||
+    (c >= 9 && c <= 13) ||
+    c === 0xa0 ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0xfeff ||
+    c === 0x3000 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x1680 ||
+    c === 0x202f ||
+    c === 0x205f
+      ? 42
+      : c;
+  const n = value.length;
+  const keep = n >= 12 ? 4 : n >= 8 ? 2 : n >= 4 ? 1 : 0;
+  const codes: number[] = [];
+  if (keep === 0) {
+    for (let k = Math.min(32, Math.max(1, n)); k > 0; k--) codes.push(42);
+  } else if (n < 8) {
+    codes.push(kept(value.charCodeAt(0)));
+    for (let k = 1; k < n; k++) codes.push(42);
+  } else {
+    for (let k = 0; k < keep; k++) codes.push(kept(value.charCodeAt(k)));
+    for (let k = Math.min(32, Math.max(1, n - 2 * keep)); k > 0; k--) codes.push(42);
+    for (let k = n - keep; k < n; k++) codes.push(kept(value.charCodeAt(k)));
+  }
+  return String.fromCharCode(...codes);
+}
+
+describe("maskValue and copyString", () => {
+  test("maskValue: every length and kind of character as the reference", () => {
+    const chars = [
+      "a",
+      "Z",
+      "7",
+      " ",
+      "\t",
+      "\n",
+      "\u00a0",
+      "\u2003",
+      "\u3000",
+      "é",
+      "😀",
+      "\ud800",
+      "\udc00",
+      "*",
+    ];
+    let seed = 11;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    for (let n = 0; n < 60; n++) {
+      for (let k = 0; k < 20; k++) {
+        const v = Array.from({ length: n }, () => chars[rnd(chars.length)]).join("");
+        expect(maskValue(v)).toBe(maskReference(v));
+      }
+    }
+    expect(maskValue("x".repeat(100_000))).toBe(maskReference("x".repeat(100_000)));
+  });
+
+  test("copyString: the same characters, lone surrogates and controls included", () => {
+    const values = [
+      "",
+      "a",
+      'q"uote\\',
+      "\u0000\u001f\u007f",
+      "x\ud800y",
+      "\udc00",
+      "😀é",
+      "</script>",
+      "z".repeat(70_000),
+    ];
+    for (const v of values) expect(copyString(v)).toBe(v);
+  });
+
+  test("copyString: a copy of a slice does not keep the text it was cut from", () => {
+    Bun.gc(true);
+    const before = process.memoryUsage().rss;
+    const kept: string[] = [];
+    for (let i = 0; i < 64; i++) {
+      const big = `${String.fromCharCode(65 + (i % 26)).repeat(1 << 20)}${i}é`;
+      kept.push(copyString(`${big.slice(100, 140)}…`), copyString(big.slice(200, 260)));
+    }
+    Bun.gc(true);
+    // 64 texts of 1-2 MB each would be 64-128 MB if the copies kept them alive.
+    expect(process.memoryUsage().rss - before).toBeLessThan(40 * 1024 * 1024);
+    expect(kept.length).toBe(128);
   });
 });
