@@ -14,9 +14,9 @@ const utf8 = new TextDecoder("utf-8");
 
 /** git's heuristic: a NUL byte in the first 8000 bytes means binary. */
 export function isBinary(bytes: Uint8Array): boolean {
-  const n = Math.min(bytes.length, SNIFF);
-  for (let i = 0; i < n; i++) if (bytes[i] === 0) return true;
-  return false;
+  // indexOf is a native byte search: a JavaScript loop over 8000 bytes of each of a few hundred
+  // files cost 1-2 ms of a cold scan (it never runs long enough to be compiled).
+  return (bytes.length > SNIFF ? bytes.subarray(0, SNIFF) : bytes).indexOf(0) !== -1;
 }
 
 export interface ScanInputOptions {
