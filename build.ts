@@ -73,6 +73,9 @@ export async function compile(triple: Triple, outdir: string, id: BuildIdentity)
     // Bytecode compiled at build time (ESM needs the explicit format): `sluice scan` of an empty
     // directory starts in ~35 ms instead of ~80 ms, since nothing is parsed at start-up.
     bytecode: true,
+    // Lazily imported commands (serve's dashboard pulls in elysia, file-type, debug, node:tty...) go
+    // to chunks of their own, so `sluice scan` does not load their Node built-ins at start (~1.5 ms).
+    splitting: true,
     format: "esm",
     // --minify breaks Elysia; whitespace + syntax only (STYLE.md).
     minify: { whitespace: true, syntax: true, identifiers: false },
