@@ -139,8 +139,16 @@ const freqOf = (tri: string) => CODE_TRIGRAMS[tri] ?? 0;
  * offset must be clearly rarer, since a prefix anchor allows a sticky match and a follow check.
  * Case-insensitive literals count every case of the trigram.
  */
+const rarest = new Map<string, number>();
 function rarestOffset(lit: string, ci: boolean): number {
   if (lit.length <= 3) return 0;
+  const key = `${ci ? "i" : "s"}:${lit}`;
+  let o = rarest.get(key);
+  if (o === undefined) rarest.set(key, (o = rarestOffsetOf(lit, ci)));
+  return o;
+}
+
+function rarestOffsetOf(lit: string, ci: boolean): number {
   let best = 0;
   let bestCost = Infinity;
   for (let o = 0; o + 3 <= lit.length && o <= 8; o++) {
@@ -192,21 +200,37 @@ function table(key: string, fill: (t: Uint8Array) => void): Uint8Array {
 }
 
 /** 1 for each character of the set (both cases when case-insensitive). */
-function charTable(chars: Iterable<string>, ci: boolean): Uint8Array {
-  const list = folded(chars, ci);
-  return table(`c:${list.join("")}`, (t) => {
-    for (const ch of list) t[ch.charCodeAt(0)] = 1;
-  });
+/** Tables by the sets as given (before folding and sorting), for the common repeat lookups. */
+const byRaw = new Map<string, Uint8Array>();
+
+function charTable(chars: string, ci: boolean): Uint8Array {
+  const raw = `c:${ci ? "i" : "s"}:${chars}`;
+  let t = byRaw.get(raw);
+  if (!t) {
+    const list = folded(chars, ci);
+    t = table(`c:${list.join("")}`, (x) => {
+      for (const ch of list) x[ch.charCodeAt(0)] = 1;
+    });
+    byRaw.set(raw, t);
+  }
+  return t;
 }
 
 /** The table of a follow check: 1 for a character it may skip, 2 for one it needs. */
 function followTable(f: { skip: string; need: string }, ci: boolean): Uint8Array {
-  const skip = folded(f.skip, ci);
-  const need = folded(f.need, ci);
-  return table(`f:${skip.join("")}\u0000${need.join("")}`, (t) => {
-    for (const ch of skip) t[ch.charCodeAt(0)] = 1;
-    for (const ch of need) t[ch.charCodeAt(0)] = 2;
-  });
+  // Looked up by the sets as given first: a keyword alternation gives every literal the same ones.
+  const raw = `f:${ci ? "i" : "s"}:${f.skip}\u0000${f.need}`;
+  let t = byRaw.get(raw);
+  if (!t) {
+    const skip = folded(f.skip, ci);
+    const need = folded(f.need, ci);
+    t = table(`f:${skip.join("")}\u0000${need.join("")}`, (x) => {
+      for (const ch of skip) x[ch.charCodeAt(0)] = 1;
+      for (const ch of need) x[ch.charCodeAt(0)] = 2;
+    });
+    byRaw.set(raw, t);
+  }
+  return t;
 }
 
 /** Whether a character of `need` (2) comes within `max` characters of `from`, only `skip` (1) before it. */
@@ -323,12 +347,15 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
 
   const bigram = new Uint16Array(65536);
   const bigramLits: AnchorLit[][] = [[]];
+  /** The bigram key of each slot (slot 0 is none). */
+  const slotKeys: number[] = [0];
   const put = (a: number, b: number, al: AnchorLit) => {
     const key = ((a & 255) << 8) | (b & 255);
     let slot = bigram[key]!;
     if (slot === 0) {
       slot = bigramLits.length;
       bigramLits.push([]);
+      slotKeys.push(key);
       bigram[key] = slot;
     }
     if (!bigramLits[slot]!.includes(al)) bigramLits[slot]!.push(al);
@@ -341,9 +368,7 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
         put(x.charCodeAt(0), y.charCodeAt(0), al);
   }
   const third = new Uint8Array(bigramLits.length * 256);
-  for (let key = 0; key < 65536; key++) {
-    const slot = bigram[key]!;
-    if (slot === 0) continue;
+  for (let slot = 1; slot < bigramLits.length; slot++) {
     for (const al of bigramLits[slot]!) {
       if (al.lit.length - al.lead < 3) third.fill(1, slot << 8, (slot + 1) << 8);
       else
@@ -352,9 +377,8 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
     }
   }
   const tri = new Uint8Array(TRI_MASK + 1);
-  for (let key = 0; key < 65536; key++) {
-    const slot = bigram[key]!;
-    if (slot === 0) continue;
+  for (let slot = 1; slot < bigramLits.length; slot++) {
+    const key = slotKeys[slot]!;
     for (let z = 0; z < 256; z++) {
       if (third[(slot << 8) | z] !== 1) continue;
       const h = triHash(key >> 8, key & 255, z);
