@@ -15,7 +15,6 @@ import type { RuleDef } from "../core/types.ts";
 import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
 import codeTrigrams from "./code-trigrams.json" with { type: "json" };
 import { compilePattern } from "./pattern.ts";
-import { PRECOMPUTED } from "./precomputed.ts";
 import { COUNTED } from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
 
@@ -248,8 +247,19 @@ function followOk(text: string, from: number, max: number, t: Uint8Array): boole
  * Compile rules into an engine. Disabled rules are skipped; a rule whose pattern does not compile is
  * skipped and reported in `problems` (validation of user input happens before, with checkUserPattern).
  */
-export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) => boolean } = {}): Engine {
+export interface CompileOptions {
+  /** Which rules run over whole texts unchunked; default: built-in rules. */
+  trusted?: (def: RuleDef) => boolean;
+  /**
+   * Analyses already made, by pattern (precomputed.ts); others are made here. Not imported by this
+   * file, so that the build-time macros that compile rules (snapshot-build.ts) can load it.
+   */
+  analyses?: Readonly<Record<string, PatternAnalysis>>;
+}
+
+export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Engine {
   const trusted = opts.trusted ?? ((d: RuleDef) => d.source === "builtin");
+  const analyses = opts.analyses ?? {};
   const rules: CompiledRule[] = [];
   const problems: CompileProblem[] = [];
   const litMap = new Map<string, AnchorLit>();
@@ -281,7 +291,7 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
       problems.push({ rule: def.name, message: `pattern does not compile: ${(err as Error).message}` });
       continue;
     }
-    const an = PRECOMPUTED[def.pattern] ?? analyzePattern(def.pattern);
+    const an = analyses[def.pattern] ?? analyzePattern(def.pattern);
     const ci = an.ci;
     const keywords = def.keywords?.length ? def.keywords.map((k) => k.toLowerCase()) : null;
     let anchor: Anchor | null = an.anchor;
@@ -367,32 +377,47 @@ export function compileRules(defs: RuleDef[], opts: { trusted?: (def: RuleDef) =
       for (const y of variants(al.lit[al.lead + 1]!, al.lower !== null))
         put(x.charCodeAt(0), y.charCodeAt(0), al);
   }
-  const third = new Uint8Array(bigramLits.length * 256);
+  // Per slot, the third characters its literals allow (null: any, for a two-character literal).
+  const thirds: (number[] | null)[] = [null];
   for (let slot = 1; slot < bigramLits.length; slot++) {
+    let list: number[] | null = [];
     for (const al of bigramLits[slot]!) {
-      if (al.lit.length - al.lead < 3) third.fill(1, slot << 8, (slot + 1) << 8);
-      else
-        for (const z of variants(al.lit[al.lead + 2]!, al.lower !== null))
-          third[(slot << 8) | (z.charCodeAt(0) & 255)] = 1;
+      if (al.lit.length - al.lead < 3) list = null;
+      else if (list)
+        for (const z of variants(al.lit[al.lead + 2]!, al.lower !== null)) list.push(z.charCodeAt(0) & 255);
     }
+    thirds.push(list);
   }
+  const { third, tri } = slotTables(slotKeys, thirds, classCodes);
+  return { rules, bigram, third, tri, bigramLits, single, digitRules, classAnchors, fullRules, problems };
+}
+
+/**
+ * `third` (slot << 8 | third character → 1) and the hot loop's `tri` (every trigram a slot's
+ * literals allow, and every class anchor's trigram), from each slot's bigram key and thirds.
+ */
+function slotTables(
+  slotKeys: number[],
+  thirds: (number[] | null)[],
+  classCodes: number[][][],
+): { third: Uint8Array; tri: Uint8Array } {
+  const third = new Uint8Array(slotKeys.length * 256);
   const tri = new Uint8Array(TRI_MASK + 1);
-  for (let slot = 1; slot < bigramLits.length; slot++) {
+  for (let slot = 1; slot < slotKeys.length; slot++) {
     const key = slotKeys[slot]!;
-    for (let z = 0; z < 256; z++) {
-      if (third[(slot << 8) | z] !== 1) continue;
-      const h = triHash(key >> 8, key & 255, z);
-      tri[h] = 1;
-    }
+    const list = thirds[slot];
+    if (list === null || list === undefined) {
+      third.fill(1, slot << 8, (slot + 1) << 8);
+      for (let z = 0; z < 256; z++) tri[triHash(key >> 8, key & 255, z)] = 1;
+    } else
+      for (const z of list) {
+        third[(slot << 8) | z] = 1;
+        tri[triHash(key >> 8, key & 255, z)] = 1;
+      }
   }
   for (const [a, b, c] of classCodes)
-    for (const x of a!)
-      for (const y of b!)
-        for (const z of c!) {
-          const h = triHash(x & 255, y & 255, z & 255);
-          tri[h] = 1;
-        }
-  return { rules, bigram, third, tri, bigramLits, single, digitRules, classAnchors, fullRules, problems };
+    for (const x of a!) for (const y of b!) for (const z of c!) tri[triHash(x & 255, y & 255, z & 255)] = 1;
+  return { third, tri };
 }
 
 const TRI_MASK = (1 << 18) - 1;
@@ -1040,4 +1065,201 @@ export function skipTopJitTier(): void {
     findEncoded,
   ])
     noFTL(f as (...args: unknown[]) => unknown);
+}
+
+/**
+ * A compiled engine as plain data (no RegExps, rule objects or shared tables), for the built-in rules
+ * to be compiled when sluice is built (snapshot.ts) rather than in every thread at start-up.
+ */
+export interface EngineSnapshot {
+  /** What the engine was compiled from (engineSignature): a snapshot is used only for the same. */
+  signature: string;
+  rules: {
+    trigger: CompiledRule["trigger"];
+    anchor: Anchor | null;
+    keywords: string[] | null;
+    trusted: boolean;
+    needs: number[] | null;
+    letters: boolean;
+  }[];
+  /** Char tables as [code, value] pairs of their non-zero entries; referred to by index. */
+  tables: number[][];
+  lits: { lit: string; lower: string | null; lead: number; uses: number[] }[];
+  uses: [
+    rule: number,
+    back: number,
+    forward: number,
+    prev: number,
+    before: number,
+    follow: number,
+    max: number,
+  ][];
+  /** Per slot (from 1): its bigram key and the third characters its literals allow (-1: any). */
+  slots: [key: number, thirds: number[]][];
+  bigramLits: number[][];
+  single: [string, number[]][];
+  digitRules: number[];
+  classAnchors: [rule: number, c0: number, c1: number, c2: number][];
+  /** The character codes of each class anchor's three sets (for its trigrams). */
+  classCodes: number[][][];
+  fullRules: number[];
+  problems: CompileProblem[];
+}
+
+/** What compileRules reads from its rules (with the default trust: built-in rules are trusted). */
+export function engineSignature(defs: RuleDef[]): string {
+  return JSON.stringify(
+    defs
+      .filter((d) => d.enabled !== false)
+      .map((d) => [d.name, d.pattern, d.keywords ?? null, d.source === "builtin"]),
+  );
+}
+
+export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot {
+  const tables: number[][] = [];
+  const tableIndex = new Map<Uint8Array, number>();
+  const tab = (t: Uint8Array | null) => {
+    if (t === null) return -1;
+    let i = tableIndex.get(t);
+    if (i === undefined) {
+      const pairs: number[] = [];
+      for (let c = 0; c < t.length; c++) if (t[c] !== 0) pairs.push(c, t[c]!);
+      tableIndex.set(t, (i = tables.length));
+      tables.push(pairs);
+    }
+    return i;
+  };
+  const uses: EngineSnapshot["uses"] = [];
+  const useIndex = new Map<AnchorUse, number>();
+  const use = (u: AnchorUse) => {
+    let i = useIndex.get(u);
+    if (i === undefined) {
+      useIndex.set(u, (i = uses.length));
+      uses.push([u.rule, u.back, u.forward, tab(u.prev), tab(u.before), tab(u.follow), u.followMax]);
+    }
+    return i;
+  };
+  const lits: EngineSnapshot["lits"] = [];
+  const litIndex = new Map<AnchorLit, number>();
+  const bigramLits = engine.bigramLits.map((slot) =>
+    slot.map((al) => {
+      let i = litIndex.get(al);
+      if (i === undefined) {
+        litIndex.set(al, (i = lits.length));
+        lits.push({ lit: al.lit, lower: al.lower, lead: al.lead, uses: al.uses.map(use) });
+      }
+      return i;
+    }),
+  );
+  return {
+    signature: engineSignature(defs),
+    rules: engine.rules.map((r) => ({
+      trigger: r.trigger,
+      anchor: r.anchor,
+      keywords: r.keywords,
+      trusted: r.trusted,
+      needs: r.needs ? [...r.needs] : null,
+      letters: r.letters,
+    })),
+    tables,
+    lits,
+    uses,
+    slots: slotsOf(engine),
+    bigramLits,
+    single: [...engine.single].map(([ch, us]) => [ch, us.map(use)]),
+    digitRules: engine.digitRules,
+    classAnchors: engine.classAnchors.map((c) => [c.rule, tab(c.c0), tab(c.c1), tab(c.c2)]),
+    classCodes: engine.classAnchors.map((c) => [c.c0, c.c1, c.c2].map(codesOf)),
+    fullRules: engine.fullRules,
+    problems: engine.problems,
+  };
+}
+
+function codesOf(t: Uint8Array): number[] {
+  const out: number[] = [];
+  for (let c = 0; c < t.length; c++) if (t[c] === 1) out.push(c);
+  return out;
+}
+
+function slotsOf(engine: Engine): EngineSnapshot["slots"] {
+  const slots: EngineSnapshot["slots"] = [];
+  for (let key = 0; key < 65536; key++) {
+    const slot = engine.bigram[key]!;
+    if (slot === 0) continue;
+    const thirds: number[] = [];
+    for (let z = 0; z < 256; z++) if (engine.third[(slot << 8) | z] === 1) thirds.push(z);
+    slots[slot - 1] = [key, thirds.length === 256 ? [-1] : thirds];
+  }
+  return slots;
+}
+
+/**
+ * The engine of a snapshot for these rules, or null when the snapshot was made from other rules (or
+ * a rule no longer compiles): the caller then compiles them.
+ */
+export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engine | null {
+  if (engineSignature(defs) !== snap.signature || snap.problems.length > 0) return null;
+  const enabled = defs.filter((d) => d.enabled !== false);
+  if (enabled.length !== snap.rules.length) return null;
+  const tables = snap.tables.map((pairs) => {
+    const t = new Uint8Array(65536);
+    for (let k = 0; k < pairs.length; k += 2) t[pairs[k]!] = pairs[k + 1]!;
+    return t;
+  });
+  const tab = (i: number) => (i < 0 ? null : tables[i]!);
+  const uses: AnchorUse[] = snap.uses.map(([rule, back, forward, prev, before, follow, followMax]) => ({
+    rule,
+    back,
+    forward,
+    prev: tab(prev),
+    before: tab(before),
+    follow: tab(follow),
+    followMax,
+  }));
+  const lits: AnchorLit[] = snap.lits.map((l) => ({
+    lit: l.lit,
+    lower: l.lower,
+    lead: l.lead,
+    uses: l.uses.map((i) => uses[i]!),
+  }));
+  const rules: CompiledRule[] = [];
+  for (let i = 0; i < enabled.length; i++) {
+    const def = enabled[i]!;
+    const r = snap.rules[i]!;
+    let re: RegExp;
+    let sticky: RegExp;
+    try {
+      re = compilePattern(def.pattern, "gd");
+      sticky = compilePattern(def.pattern, "yd");
+    } catch {
+      return null;
+    }
+    rules.push({ ...r, def, re, sticky, needs: r.needs ? Int32Array.from(r.needs) : null });
+  }
+  const bigram = new Uint16Array(65536);
+  const slotKeys = [0];
+  const thirds: (number[] | null)[] = [null];
+  snap.slots.forEach(([key, list], i) => {
+    bigram[key] = i + 1;
+    slotKeys.push(key);
+    thirds.push(list[0] === -1 ? null : list);
+  });
+  const { third, tri } = slotTables(slotKeys, thirds, snap.classCodes);
+  return {
+    rules,
+    bigram,
+    third,
+    tri,
+    bigramLits: snap.bigramLits.map((slot) => slot.map((i) => lits[i]!)),
+    single: new Map(snap.single.map(([ch, us]) => [ch, us.map((i) => uses[i]!)])),
+    digitRules: snap.digitRules,
+    classAnchors: snap.classAnchors.map(([rule, c0, c1, c2]) => ({
+      rule,
+      c0: tab(c0)!,
+      c1: tab(c1)!,
+      c2: tab(c2)!,
+    })),
+    fullRules: snap.fullRules,
+    problems: [],
+  };
 }

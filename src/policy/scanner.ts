@@ -11,7 +11,6 @@ import type { Config } from "../config/schema.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
 import { type Action, type Finding, type RuleDef, strongest } from "../core/types.ts";
 import {
-  compileRules,
   type EncodingOptions,
   type Engine,
   MAX_MATCHES_PER_RULE,
@@ -19,6 +18,7 @@ import {
   scanText,
 } from "../detect/engine.ts";
 import { checkUserPattern } from "../detect/pattern.ts";
+import { compileEngine } from "../detect/snapshot.ts";
 import { extractTexts, TEXT_PATH } from "../payload/extract.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { placeholder, type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
@@ -208,7 +208,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
       (r) =>
         cfg.detectors[r.detector]?.enabled !== false && (r.source === "builtin" || userPatternOk(r.pattern)),
     );
-    const engine = compileRules(all);
+    const engine = compileEngine(all);
     compiled = { key, engine };
     return engine;
   }

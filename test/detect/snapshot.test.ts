@@ -1,0 +1,51 @@
+/**
+ * The engine snapshot of the built-in rules, made at build time: restored, it is the engine a fresh
+ * compilation gives; for any other rule set it is not used.
+ */
+import { expect, test } from "bun:test";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { compileRules, engineFromSnapshot, scanText, snapshotEngine } from "../../src/detect/engine.ts";
+import { PRECOMPUTED } from "../../src/detect/precomputed.ts";
+import { compileEngine } from "../../src/detect/snapshot.ts";
+import { builtinSnapshot } from "../../src/detect/snapshot-build.ts";
+
+const defs = loadBuiltinRules();
+
+test("restored from the snapshot, the built-in engine equals a fresh compilation", () => {
+  const fresh = compileRules(defs, { analyses: PRECOMPUTED });
+  const restored = engineFromSnapshot(builtinSnapshot(), defs);
+  expect(restored).not.toBeNull();
+  expect(snapshotEngine(restored!, defs)).toEqual(snapshotEngine(fresh, defs));
+  expect(restored!.rules.map((r) => r.def)).toEqual(fresh.rules.map((r) => r.def));
+  const text = `const k = "${["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("")}"; mail bob@example.com, 4111 1111 1111 1111`;
+  const names = (e: typeof fresh) =>
+    scanText(e, text, { encoding: null }).map((m) => `${m.rule.name}@${m.start}`);
+  expect(names(restored!)).toEqual(names(fresh));
+  expect(names(fresh).length).toBeGreaterThan(0);
+});
+
+test("any other rule set is compiled, not restored", () => {
+  const snap = builtinSnapshot();
+  expect(engineFromSnapshot(snap, defs.slice(1))).toBeNull();
+  expect(
+    engineFromSnapshot(
+      snap,
+      defs.map((d, i) => (i === 3 ? { ...d, pattern: `${d.pattern}x` } : d)),
+    ),
+  ).toBeNull();
+  expect(
+    engineFromSnapshot(
+      snap,
+      defs.map((d, i) => (i === 5 ? { ...d, enabled: false } : d)),
+    ),
+  ).toBeNull();
+  expect(
+    engineFromSnapshot(
+      snap,
+      defs.map((d, i) => (i === 7 ? { ...d, source: "config" as const } : d)),
+    ),
+  ).toBeNull();
+  // compileEngine still gives a working engine for them.
+  const e = compileEngine(defs.slice(1));
+  expect(e.rules.length).toBe(defs.length - 1);
+});
