@@ -11,6 +11,8 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "./package.json" with { type: "json" };
+import { builtinAnalyses } from "./src/detect/analysis.ts";
+import { builtinSnapshot } from "./src/detect/snapshot-build.ts";
 
 /** Target triple → Bun compile target. No linux aarch64 binary is shipped (SPEC §9). */
 export const TARGETS = {
@@ -83,6 +85,9 @@ export async function compile(triple: Triple, outdir: string, id: BuildIdentity)
       SLUICE_VERSION: JSON.stringify(id.version),
       SLUICE_GIT_COMMIT: JSON.stringify(id.commit),
       SLUICE_BUILT_AT: JSON.stringify(id.builtAt),
+      // The built-in rules analysed and compiled now, not at every start (src/detect/precomputed.ts).
+      SLUICE_PATTERN_ANALYSES: JSON.stringify(builtinAnalyses()),
+      SLUICE_ENGINE_SNAPSHOT: JSON.stringify(builtinSnapshot()),
     },
   } as Parameters<typeof Bun.build>[0]);
   if (!result.success) {

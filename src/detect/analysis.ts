@@ -1,8 +1,8 @@
 /**
  * What compileRules learns from a pattern's syntax (regex-ast.ts), as plain data: a function of the
- * pattern string alone. The built-in rules' analyses are computed when sluice is built or
- * transpiled (a Bun macro, precomputed.ts), so that a scan does not spend ~25 ms of its cold start
- * on them in every thread; other patterns (config and user rules) are analysed when compiled.
+ * pattern string alone. The built-in rules' analyses are computed when the binary is built
+ * (build.ts, precomputed.ts), so that a scan does not spend ~25 ms of its cold start on them in
+ * every thread; other patterns (config and user rules) are analysed when compiled.
  */
 import { RULE_FILES } from "../../rules/index.ts";
 import { patternParts } from "./pattern.ts";
@@ -84,10 +84,7 @@ export function analyzePattern(pattern: string): PatternAnalysis {
   };
 }
 
-/**
- * The analyses of every built-in rule's pattern, by pattern. Runs as a Bun macro (precomputed.ts):
- * its result is inlined into the bundle as data.
- */
+/** The analyses of every built-in rule's pattern, by pattern (build.ts inlines them). */
 export function builtinAnalyses(): Record<string, PatternAnalysis> {
   const out: Record<string, PatternAnalysis> = {};
   for (const f of RULE_FILES) {

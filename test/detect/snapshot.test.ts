@@ -1,18 +1,18 @@
 /**
- * The engine snapshot of the built-in rules, made at build time: restored, it is the engine a fresh
- * compilation gives; for any other rule set it is not used.
+ * The engine snapshot of the built-in rules that build.ts inlines into the binary: restored, it is
+ * the engine a fresh compilation gives; for any other rule set it is not used.
  */
 import { expect, test } from "bun:test";
+import { builtinAnalyses } from "../../src/detect/analysis.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules, engineFromSnapshot, scanText, snapshotEngine } from "../../src/detect/engine.ts";
-import { PRECOMPUTED } from "../../src/detect/precomputed.ts";
 import { compileEngine } from "../../src/detect/snapshot.ts";
 import { builtinSnapshot } from "../../src/detect/snapshot-build.ts";
 
 const defs = loadBuiltinRules();
 
 test("restored from the snapshot, the built-in engine equals a fresh compilation", () => {
-  const fresh = compileRules(defs, { analyses: PRECOMPUTED });
+  const fresh = compileRules(defs, { analyses: builtinAnalyses() });
   const restored = engineFromSnapshot(builtinSnapshot(), defs);
   expect(restored).not.toBeNull();
   expect(snapshotEngine(restored!, defs)).toEqual(snapshotEngine(fresh, defs));
