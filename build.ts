@@ -12,6 +12,7 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import pkg from "./package.json" with { type: "json" };
 import { builtinAnalyses } from "./src/detect/analysis.ts";
+import { builtinRuleData } from "./src/detect/builtin-rules.ts";
 import { builtinSnapshot } from "./src/detect/snapshot-build.ts";
 
 /** Target triple → Bun compile target. No linux aarch64 binary is shipped (SPEC §9). */
@@ -85,7 +86,9 @@ export async function compile(triple: Triple, outdir: string, id: BuildIdentity)
       SLUICE_VERSION: JSON.stringify(id.version),
       SLUICE_GIT_COMMIT: JSON.stringify(id.commit),
       SLUICE_BUILT_AT: JSON.stringify(id.builtAt),
-      // The built-in rules analysed and compiled now, not at every start (src/detect/precomputed.ts).
+      // The built-in rules parsed, analysed and compiled now, not at every start (src/detect/builtin.ts,
+      // precomputed.ts).
+      SLUICE_BUILTIN_RULES: JSON.stringify(builtinRuleData()),
       SLUICE_PATTERN_ANALYSES: JSON.stringify(builtinAnalyses()),
       SLUICE_ENGINE_SNAPSHOT: JSON.stringify(builtinSnapshot()),
     },

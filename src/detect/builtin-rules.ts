@@ -1,7 +1,7 @@
 /**
  * The community rules of rules/*.yaml as RuleDefs, and the field checks every rule file goes through.
- * builtin.ts runs `builtinRuleData` as a Bun macro: the rules are parsed when builtin.ts is
- * transpiled or bundled and inlined as data, so no thread parses YAML at start-up. Imports no YAML
+ * build.ts runs `builtinRuleData` and inlines its result into the binary (builtin.ts), so no thread
+ * of a binary parses YAML at start-up. Imports no YAML
  * library (Bun.YAML is native; the `yaml` package is only for user files, which need line numbers).
  */
 import { RULE_FILES } from "../../rules/index.ts";
@@ -107,8 +107,7 @@ export function parseBuiltinRules(): RuleDef[] {
 }
 
 /**
- * The parsed community rules and the texts they came from. Runs as a Bun macro (builtin.ts): its
- * result is inlined into the bundle as data.
+ * The parsed community rules and the texts they came from; build.ts inlines them into the binary.
  */
 export function builtinRuleData(): { texts: string[]; rules: RuleDef[] } {
   return { texts: RULE_FILES.map((f) => f.text), rules: parseBuiltinRules() };

@@ -6,7 +6,6 @@
 import type { YAMLMap } from "yaml";
 import { RULE_FILES } from "../../rules/index.ts";
 import type { RuleDef } from "../core/types.ts";
-import { builtinRuleData } from "./builtin-rules.ts" with { type: "macro" };
 import { parseBuiltinRules, type RuleProblem, ruleFromRaw } from "./builtin-rules.ts";
 import { compileRules, scanText } from "./engine.ts";
 import { checkUserPattern, compilePattern } from "./pattern.ts";
@@ -67,20 +66,25 @@ export function parseRuleFile(
 }
 
 /**
- * The community rules, parsed from rules/*.yaml when this file is transpiled or bundled (a Bun macro
- * runs builtin-rules.ts's builtinRuleData and inlines its result here as data).
+ * The community rules, parsed from rules/*.yaml when the binary is built (build.ts runs
+ * builtin-rules.ts's builtinRuleData and inlines its result as a constant). From source there are
+ * none and the rules are parsed at start (~2 ms, less than a Bun macro costs at every start).
  */
-const INLINED: { texts: string[]; rules: RuleDef[] } = builtinRuleData();
+declare const SLUICE_BUILTIN_RULES: { texts: string[]; rules: RuleDef[] } | undefined;
+const INLINED: { texts: string[]; rules: RuleDef[] } | null =
+  typeof SLUICE_BUILTIN_RULES === "undefined" ? null : SLUICE_BUILTIN_RULES;
 
 let cached: RuleDef[] | null = null;
 
 /** The community rules of rules/*.yaml (a fresh copy each call). */
 export function loadBuiltinRules(): RuleDef[] {
   // The inlined rules are used when they were made from the embedded texts (always in a built
-  // binary); from source, a rule file edited since this file was transpiled is parsed again.
+  // binary, checked anyway); otherwise the texts are parsed.
   if (!cached)
     cached =
-      INLINED.texts.length === RULE_FILES.length && RULE_FILES.every((f, i) => f.text === INLINED.texts[i])
+      INLINED !== null &&
+      INLINED.texts.length === RULE_FILES.length &&
+      RULE_FILES.every((f, i) => f.text === INLINED.texts[i])
         ? INLINED.rules
         : parseBuiltinRules();
   return cached.map((r) => ({

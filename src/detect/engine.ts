@@ -251,8 +251,8 @@ export interface CompileOptions {
   /** Which rules run over whole texts unchunked; default: built-in rules. */
   trusted?: (def: RuleDef) => boolean;
   /**
-   * Analyses already made, by pattern (precomputed.ts); others are made here. Not imported by this
-   * file, so that the build-time macros that compile rules (snapshot-build.ts) can load it.
+   * Analyses already made, by pattern (precomputed.ts: inlined into the binary by build.ts); others
+   * are made here.
    */
   analyses?: Readonly<Record<string, PatternAnalysis>>;
 }
