@@ -88,9 +88,10 @@ export async function compile(triple: Triple, outdir: string, id: BuildIdentity)
       SLUICE_BUILT_AT: JSON.stringify(id.builtAt),
       // The built-in rules parsed, analysed and compiled now, not at every start (src/detect/builtin.ts,
       // precomputed.ts).
-      SLUICE_BUILTIN_RULES: JSON.stringify(builtinRuleData()),
-      SLUICE_PATTERN_ANALYSES: JSON.stringify(builtinAnalyses()),
-      SLUICE_ENGINE_SNAPSHOT: JSON.stringify(builtinSnapshot()),
+      // JSON texts (a string each), parsed when first needed.
+      SLUICE_BUILTIN_RULES: JSON.stringify(JSON.stringify(builtinRuleData())),
+      SLUICE_PATTERN_ANALYSES: JSON.stringify(JSON.stringify(builtinAnalyses())),
+      SLUICE_ENGINE_SNAPSHOT: JSON.stringify(JSON.stringify(builtinSnapshot())),
     },
   } as Parameters<typeof Bun.build>[0]);
   if (!result.success) {

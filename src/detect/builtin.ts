@@ -70,9 +70,7 @@ export function parseRuleFile(
  * builtin-rules.ts's builtinRuleData and inlines its result as a constant). From source there are
  * none and the rules are parsed at start (~2 ms, less than a Bun macro costs at every start).
  */
-declare const SLUICE_BUILTIN_RULES: { texts: string[]; rules: RuleDef[] } | undefined;
-const INLINED: { texts: string[]; rules: RuleDef[] } | null =
-  typeof SLUICE_BUILTIN_RULES === "undefined" ? null : SLUICE_BUILTIN_RULES;
+declare const SLUICE_BUILTIN_RULES: string | undefined;
 
 let cached: RuleDef[] | null = null;
 
@@ -80,6 +78,8 @@ let cached: RuleDef[] | null = null;
 export function loadBuiltinRules(): RuleDef[] {
   // The inlined rules are used when they were made from the embedded texts (always in a built
   // binary, checked anyway); otherwise the texts are parsed.
+  const INLINED: { texts: string[]; rules: RuleDef[] } | null =
+    cached || typeof SLUICE_BUILTIN_RULES === "undefined" ? null : JSON.parse(SLUICE_BUILTIN_RULES);
   if (!cached)
     cached =
       INLINED !== null &&

@@ -13,7 +13,7 @@
 import { noFTL } from "bun:jsc";
 import type { RuleDef } from "../core/types.ts";
 import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
-import codeTrigrams from "./code-trigrams.json" with { type: "json" };
+import codeTrigramsText from "./code-trigrams.json" with { type: "text" };
 import { compilePattern } from "./pattern.ts";
 import { COUNTED } from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
@@ -129,8 +129,10 @@ const MAX_CLASS_TRIGRAMS = 8192;
  * How often a trigram occurs in real source code, per MB (code-trigrams.json, counted over a sample
  * of open-source JavaScript, TypeScript and Markdown; absent = rarer than 20 per MB).
  */
-const CODE_TRIGRAMS = codeTrigrams as Record<string, number>;
-const freqOf = (tri: string) => CODE_TRIGRAMS[tri] ?? 0;
+let codeTrigrams: Record<string, number> | null = null;
+// Parsed on first use: a thread that restores a compiled engine (snapshot.ts) never needs it.
+const freqOf = (tri: string) =>
+  (codeTrigrams ??= JSON.parse(codeTrigramsText as unknown as string) as Record<string, number>)[tri] ?? 0;
 
 /**
  * The offset of a literal's rarest trigram in code, where the hot loop anchors it: "datadog" at

@@ -11,11 +11,20 @@
 import type { PatternAnalysis } from "./analysis.ts";
 import type { EngineSnapshot } from "./engine.ts";
 
-declare const SLUICE_PATTERN_ANALYSES: Record<string, PatternAnalysis> | undefined;
-declare const SLUICE_ENGINE_SNAPSHOT: EngineSnapshot | undefined;
+// JSON texts, parsed on first use: JSON.parse is quicker than evaluating object literals, and a scan
+// that restores the engine never needs the analyses.
+declare const SLUICE_PATTERN_ANALYSES: string | undefined;
+declare const SLUICE_ENGINE_SNAPSHOT: string | undefined;
 
-export const PRECOMPUTED: Readonly<Record<string, PatternAnalysis>> =
-  typeof SLUICE_PATTERN_ANALYSES === "undefined" ? {} : SLUICE_PATTERN_ANALYSES;
+let analyses: Readonly<Record<string, PatternAnalysis>> | null = null;
+export function precomputedAnalyses(): Readonly<Record<string, PatternAnalysis>> {
+  analyses ??= typeof SLUICE_PATTERN_ANALYSES === "undefined" ? {} : JSON.parse(SLUICE_PATTERN_ANALYSES);
+  return analyses!;
+}
 
-export const ENGINE_SNAPSHOT: EngineSnapshot | null =
-  typeof SLUICE_ENGINE_SNAPSHOT === "undefined" ? null : SLUICE_ENGINE_SNAPSHOT;
+let snapshot: EngineSnapshot | null | undefined;
+export function engineSnapshot(): EngineSnapshot | null {
+  if (snapshot === undefined)
+    snapshot = typeof SLUICE_ENGINE_SNAPSHOT === "undefined" ? null : JSON.parse(SLUICE_ENGINE_SNAPSHOT);
+  return snapshot!;
+}

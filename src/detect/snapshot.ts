@@ -5,12 +5,10 @@
  */
 import type { RuleDef } from "../core/types.ts";
 import { compileRules, type Engine, engineFromSnapshot } from "./engine.ts";
-import { ENGINE_SNAPSHOT, PRECOMPUTED } from "./precomputed.ts";
+import { engineSnapshot, precomputedAnalyses } from "./precomputed.ts";
 
 /** compileRules with the default trust. */
 export function compileEngine(defs: RuleDef[]): Engine {
-  return (
-    (ENGINE_SNAPSHOT && engineFromSnapshot(ENGINE_SNAPSHOT, defs)) ??
-    compileRules(defs, { analyses: PRECOMPUTED })
-  );
+  const snap = engineSnapshot();
+  return (snap && engineFromSnapshot(snap, defs)) ?? compileRules(defs, { analyses: precomputedAnalyses() });
 }
