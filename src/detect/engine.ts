@@ -105,6 +105,8 @@ export interface Engine {
   /** Anchors of one character (e.g. "@"): char → uses. */
   single: Map<string, AnchorUse[]>;
   digitRules: number[];
+  /** Whether a digit rule's matches can hold letters (IPv6). */
+  letterDigitRules: boolean;
   classAnchors: ClassAnchor[];
   fullRules: number[];
   problems: CompileProblem[];
@@ -391,7 +393,20 @@ export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Engine
     thirds.push(list);
   }
   const { third, tri } = slotTables(slotKeys, thirds, classCodes);
-  return { rules, bigram, third, tri, bigramLits, single, digitRules, classAnchors, fullRules, problems };
+  const letterDigitRules = digitRules.some((ri) => rules[ri]!.letters);
+  return {
+    rules,
+    bigram,
+    third,
+    tri,
+    bigramLits,
+    single,
+    digitRules,
+    letterDigitRules,
+    classAnchors,
+    fullRules,
+    problems,
+  };
 }
 
 /**
@@ -734,7 +749,110 @@ const NCOUNTED = COUNTED.length;
 /** Index of '~' (any separator) in COUNTED. */
 const ANY_SEP = COUNTED.length - 1;
 
-const DIGIT_CLUSTER = /[+(]?\d[\d \-.()+/:a-fA-F]{5,}/g;
+/** Counts of COUNTED characters in text[lo, hi): in total, and in the best letter-free stretch. */
+function countCluster(text: string, lo: number, hi: number, counts: Int32Array, best: Int32Array): void {
+  counts.fill(0);
+  best.fill(0);
+  const stretch = STRETCH;
+  let touchedN = 0;
+  // `stretch` holds the counts of the current letter-free stretch; only the entries it touched are
+  // folded into `best` and cleared when a letter (or other character) ends it.
+  for (let k = lo; k <= hi; k++) {
+    const idx = k < hi ? COUNTED_INDEX[text.charCodeAt(k)]! : -1;
+    if (idx >= 0) {
+      counts[idx]!++;
+      if (stretch[idx]!++ === 0) TOUCHED[touchedN++] = idx;
+      if (idx > 0) {
+        counts[ANY_SEP]!++;
+        if (stretch[ANY_SEP]!++ === 0) TOUCHED[touchedN++] = ANY_SEP;
+      }
+    } else if (touchedN > 0) {
+      for (let t = 0; t < touchedN; t++) {
+        const q = TOUCHED[t]!;
+        if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
+        stretch[q] = 0;
+      }
+      touchedN = 0;
+    }
+  }
+}
+const STRETCH = new Int32Array(NCOUNTED);
+const TOUCHED = new Int32Array(NCOUNTED * 2);
+
+function fitsNeeds(needs: Int32Array, have: Int32Array): boolean {
+  for (let k = 0; k < needs.length; k++) if (have[k]! < needs[k]!) return false;
+  return true;
+}
+
+/**
+ * Rules whose matches start with a digit and hold no letters (cards, SSNs, phones, IPv4): run where
+ * a cluster of digits and separators holds what they need (an SSN nine digits and two '-', a card
+ * fifteen digits). Hex ids and hashes, with letters between their digits, are not such clusters.
+ */
+function letterFreeClusters(st: State): void {
+  const { engine, text } = st;
+  const counts = new Int32Array(NCOUNTED);
+  const best = new Int32Array(NCOUNTED);
+  LETTER_FREE_CLUSTER.lastIndex = 0;
+  let m: RegExpExecArray | null;
+  while ((m = LETTER_FREE_CLUSTER.exec(text)) !== null) {
+    const s = m.index;
+    const e = s + m[0].length;
+    countCluster(text, Math.max(0, s - 2), Math.min(text.length, e + 2), counts, best);
+    for (const ri of engine.digitRules) {
+      const rule = engine.rules[ri]!;
+      if (!rule.letters && fitsNeeds(rule.needs!, best)) runWindow(st, ri, s - 8, e + 8, s);
+    }
+  }
+}
+
+/**
+ * Rules whose matches start with a digit and can hold letters (IPv6): every match has two colons
+ * among hex digits (`2001:db8:`, `2a00::`), so they run only on the digit cluster around such a spot,
+ * the same cluster and window as the letter-free rules would have had with hex letters allowed.
+ */
+function hexColonClusters(st: State): void {
+  const { engine, text } = st;
+  const counts = new Int32Array(NCOUNTED);
+  const best = new Int32Array(NCOUNTED);
+  const n = text.length;
+  let p = text.indexOf(":");
+  while (p !== -1) {
+    // A colon after a hex digit, then at most four hex digits and another colon.
+    let q = -1;
+    if (p > 0 && HEX_CLASS[text.charCodeAt(p - 1)] === 1) {
+      let k = p + 1;
+      while (k < n && k - p <= 5 && HEX_CLASS[text.charCodeAt(k)] === 1) k++;
+      if (k < n && k - p <= 5 && text.charCodeAt(k) === 58) q = k;
+    }
+    if (q < 0) {
+      p = text.indexOf(":", p + 1);
+      continue;
+    }
+    // The stretch of cluster characters around it, and the cluster in it: from its first digit (or
+    // a '+' or '(' right before that) to its end, when six characters or more.
+    let a = p;
+    while (a > 0 && CLUSTER_CHAR[text.charCodeAt(a - 1)] === 1) a--;
+    let e = q;
+    while (e < n && CLUSTER_CHAR[text.charCodeAt(e)] === 1) e++;
+    p = text.indexOf(":", e);
+    let d = a;
+    while (d < e && COUNTED_INDEX[text.charCodeAt(d)] !== 0) d++;
+    if (e - d < 6) continue;
+    const before = d > a ? text.charCodeAt(d - 1) : 0;
+    const s = before === 43 || before === 40 ? d - 1 : d;
+    countCluster(text, Math.max(0, s - 2), Math.min(n, e + 2), counts, best);
+    for (const ri of engine.digitRules) {
+      const rule = engine.rules[ri]!;
+      if (rule.letters && fitsNeeds(rule.needs!, counts)) runWindow(st, ri, s - 8, e + 8, s);
+    }
+  }
+}
+
+const LETTER_FREE_CLUSTER = /[+(]?\d[\d \-.()+/:]{5,}/g;
+/** Characters of a digit cluster: digits, separators and hex letters. */
+const CLUSTER_CHAR = new Uint8Array(65536);
+for (const c of "0123456789 -.()+/:abcdefABCDEF") CLUSTER_CHAR[c.charCodeAt(0)] = 1;
 
 /**
  * Scan one text with the engine (no decoding). Matches are sorted by start offset.
@@ -762,64 +880,8 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null, runMin
     }
   }
   if (engine.digitRules.length > 0) {
-    DIGIT_CLUSTER.lastIndex = 0;
-    const counts = new Int32Array(COUNTED.length);
-    // Counts of the best letter-free stretch, for rules whose matches hold no letters: a git SHA
-    // in parentheses has digits, but never fifteen of them between two letters.
-    const stretch = new Int32Array(COUNTED.length);
-    const best = new Int32Array(COUNTED.length);
-    const touched = new Int32Array(COUNTED.length);
-    let m: RegExpExecArray | null;
-    while ((m = DIGIT_CLUSTER.exec(text)) !== null) {
-      const s = m.index;
-      const e = s + m[0].length;
-      // Count the cluster's digits and separators (with a little context) once, then run only the
-      // rules whose matches could fit: an SSN needs nine digits and two '-', a card fifteen digits.
-      for (let q = 0; q < NCOUNTED; q++) {
-        counts[q] = 0;
-        best[q] = 0;
-      }
-      const lo = Math.max(0, s - 2);
-      const hi = Math.min(text.length, e + 2);
-      // `stretch` holds the counts of the current letter-free stretch; only the entries it touched
-      // are folded into `best` and cleared when a letter (or other character) ends it.
-      let touchedN = 0;
-      for (let k = lo; k < hi; k++) {
-        const idx = COUNTED_INDEX[text.charCodeAt(k)]!;
-        if (idx >= 0) {
-          counts[idx]!++;
-          if (stretch[idx]!++ === 0) touched[touchedN++] = idx;
-          if (idx > 0) {
-            counts[ANY_SEP]!++;
-            if (stretch[ANY_SEP]!++ === 0) touched[touchedN++] = ANY_SEP;
-          }
-        } else if (touchedN > 0) {
-          for (let t = 0; t < touchedN; t++) {
-            const q = touched[t]!;
-            if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
-            stretch[q] = 0;
-          }
-          touchedN = 0;
-        }
-      }
-      for (let t = 0; t < touchedN; t++) {
-        const q = touched[t]!;
-        if (stretch[q]! > best[q]!) best[q] = stretch[q]!;
-        stretch[q] = 0;
-      }
-      for (const ri of engine.digitRules) {
-        const rule = engine.rules[ri]!;
-        const needs = rule.needs!;
-        const have = rule.letters ? counts : best;
-        let fits = true;
-        for (let k = 0; k < needs.length; k++)
-          if (have[k]! < needs[k]!) {
-            fits = false;
-            break;
-          }
-        if (fits) runWindow(st, ri, s - 8, e + 8, s);
-      }
-    }
+    letterFreeClusters(st);
+    if (engine.letterDigitRules) hexColonClusters(st);
   }
   for (const ri of engine.fullRules) {
     const rule = engine.rules[ri]!;
@@ -1054,6 +1116,9 @@ function scanDepth(
  */
 export function skipTopJitTier(): void {
   for (const f of [
+    letterFreeClusters,
+    hexColonClusters,
+    countCluster,
     mainLoop,
     scanPlain,
     scanDepth,
@@ -1255,6 +1320,7 @@ export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engin
     bigramLits: snap.bigramLits.map((slot) => slot.map((i) => lits[i]!)),
     single: new Map(snap.single.map(([ch, us]) => [ch, us.map((i) => uses[i]!)])),
     digitRules: snap.digitRules,
+    letterDigitRules: snap.digitRules.some((ri) => rules[ri]!.letters),
     classAnchors: snap.classAnchors.map(([rule, c0, c1, c2]) => ({
       rule,
       c0: tab(c0)!,
