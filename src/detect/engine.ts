@@ -796,8 +796,11 @@ function letterFreeClusters(st: State): void {
   LETTER_FREE_CLUSTER.lastIndex = 0;
   let m: RegExpExecArray | null;
   while ((m = LETTER_FREE_CLUSTER.exec(text)) !== null) {
-    const s = m.index;
-    const e = s + m[0].length;
+    // `[+(]?\d…` as `\d…` plus a look back: a regex whose every match starts with a digit scans
+    // faster, and finds the same clusters.
+    const before = m.index > 0 ? text.charCodeAt(m.index - 1) : 0;
+    const s = before === 43 || before === 40 ? m.index - 1 : m.index;
+    const e = m.index + m[0].length;
     countCluster(text, Math.max(0, s - 2), Math.min(text.length, e + 2), counts, best);
     for (const ri of engine.digitRules) {
       const rule = engine.rules[ri]!;
@@ -849,7 +852,7 @@ function hexColonClusters(st: State): void {
   }
 }
 
-const LETTER_FREE_CLUSTER = /[+(]?\d[\d \-.()+/:]{5,}/g;
+const LETTER_FREE_CLUSTER = /\d[\d \-.()+/:]{5,}/g;
 /** Characters of a digit cluster: digits, separators and hex letters. */
 const CLUSTER_CHAR = new Uint8Array(65536);
 for (const c of "0123456789 -.()+/:abcdefABCDEF") CLUSTER_CHAR[c.charCodeAt(0)] = 1;
