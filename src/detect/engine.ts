@@ -392,8 +392,8 @@ export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Engine
     }
     thirds.push(list);
   }
-  const { third, tri } = slotTables(slotKeys, thirds, classCodes);
   const letterDigitRules = digitRules.some((ri) => rules[ri]!.letters);
+  const { third, tri } = slotTables(slotKeys, thirds, classCodes, letterDigitRules);
   return {
     rules,
     bigram,
@@ -417,6 +417,7 @@ function slotTables(
   slotKeys: number[],
   thirds: (number[] | null)[],
   classCodes: number[][][],
+  hexColons: boolean,
 ): { third: Uint8Array; tri: Uint8Array } {
   const third = new Uint8Array(slotKeys.length * 256);
   const tri = new Uint8Array(TRI_MASK + 1);
@@ -434,6 +435,10 @@ function slotTables(
   }
   for (const [a, b, c] of classCodes)
     for (const x of a!) for (const y of b!) for (const z of c!) tri[triHash(x & 255, y & 255, z & 255)] = 1;
+  // Spots for hexColonAt: a hex digit, a colon, then a hex digit or a colon.
+  if (hexColons)
+    for (const x of HEX_DIGITS)
+      for (const z of `${HEX_DIGITS}:`) tri[triHash(x.charCodeAt(0), 58, z.charCodeAt(0))] = 1;
   return { third, tri };
 }
 
@@ -619,13 +624,18 @@ function mainLoop(st: State, runMin: number, runs: number[]): void {
   }
   const hits: number[] = [];
   charPass(text, tri, runMin > 0 ? runMin : -1, hits, runs);
-  const { classAnchors } = engine;
+  const { classAnchors, letterDigitRules } = engine;
   const starts: number[] = [];
   const found: AnchorLit[] = [];
   let lastAt = -1;
   let sorted = true;
+  let hexAfter = 0;
   for (let k = 0; k < hits.length; k++) {
     const pos = hits[k]!;
+    if (letterDigitRules && pos >= hexAfter && text.charCodeAt(pos + 1) === 58) {
+      const e = hexColonAt(st, pos + 1);
+      if (e > 0) hexAfter = e;
+    }
     for (let ci = 0; ci < classAnchors.length; ci++) {
       const ca = classAnchors[ci]!;
       if (
@@ -812,47 +822,42 @@ function letterFreeClusters(st: State): void {
 /**
  * Rules whose matches start with a digit and can hold letters (IPv6): every match has two colons
  * among hex digits (`2001:db8:`, `2a00::`), so they run only on the digit cluster around such a spot,
- * the same cluster and window as the letter-free rules would have had with hex letters allowed.
+ * the same cluster and window as the letter-free rules would have had with hex letters allowed. The
+ * hot loop finds the spots: a hex digit, a colon and a hex digit or colon are trigrams of its table.
+ * Returns where the cluster ends (-1 when `p` is no such spot).
  */
-function hexColonClusters(st: State): void {
+function hexColonAt(st: State, p: number): number {
   const { engine, text } = st;
-  const counts = new Int32Array(NCOUNTED);
-  const best = new Int32Array(NCOUNTED);
   const n = text.length;
-  let p = text.indexOf(":");
-  while (p !== -1) {
-    // A colon after a hex digit, then at most four hex digits and another colon.
-    let q = -1;
-    if (p > 0 && HEX_CLASS[text.charCodeAt(p - 1)] === 1) {
-      let k = p + 1;
-      while (k < n && k - p <= 5 && HEX_CLASS[text.charCodeAt(k)] === 1) k++;
-      if (k < n && k - p <= 5 && text.charCodeAt(k) === 58) q = k;
-    }
-    if (q < 0) {
-      p = text.indexOf(":", p + 1);
-      continue;
-    }
-    // The stretch of cluster characters around it, and the cluster in it: from its first digit (or
-    // a '+' or '(' right before that) to its end, when six characters or more.
-    let a = p;
-    while (a > 0 && CLUSTER_CHAR[text.charCodeAt(a - 1)] === 1) a--;
-    let e = q;
-    while (e < n && CLUSTER_CHAR[text.charCodeAt(e)] === 1) e++;
-    p = text.indexOf(":", e);
-    let d = a;
-    while (d < e && COUNTED_INDEX[text.charCodeAt(d)] !== 0) d++;
-    if (e - d < 6) continue;
-    const before = d > a ? text.charCodeAt(d - 1) : 0;
-    const s = before === 43 || before === 40 ? d - 1 : d;
-    countCluster(text, Math.max(0, s - 2), Math.min(n, e + 2), counts, best);
-    for (const ri of engine.digitRules) {
-      const rule = engine.rules[ri]!;
-      if (rule.letters && fitsNeeds(rule.needs!, counts)) runWindow(st, ri, s - 8, e + 8, s);
-    }
+  // A colon after a hex digit, then at most four hex digits and another colon.
+  if (p === 0 || HEX_CLASS[text.charCodeAt(p - 1)] !== 1) return -1;
+  let q = p + 1;
+  while (q < n && q - p <= 5 && HEX_CLASS[text.charCodeAt(q)] === 1) q++;
+  if (q >= n || q - p > 5 || text.charCodeAt(q) !== 58) return -1;
+  // The stretch of cluster characters around it, and the cluster in it: from its first digit (or
+  // a '+' or '(' right before that) to its end, when six characters or more.
+  let a = p;
+  while (a > 0 && CLUSTER_CHAR[text.charCodeAt(a - 1)] === 1) a--;
+  let e = q;
+  while (e < n && CLUSTER_CHAR[text.charCodeAt(e)] === 1) e++;
+  let d = a;
+  while (d < e && COUNTED_INDEX[text.charCodeAt(d)] !== 0) d++;
+  if (e - d < 6) return e;
+  const before = d > a ? text.charCodeAt(d - 1) : 0;
+  const s = before === 43 || before === 40 ? d - 1 : d;
+  const counts = HEX_COUNTS;
+  countCluster(text, Math.max(0, s - 2), Math.min(n, e + 2), counts, HEX_BEST);
+  for (const ri of engine.digitRules) {
+    const rule = engine.rules[ri]!;
+    if (rule.letters && fitsNeeds(rule.needs!, counts)) runWindow(st, ri, s - 8, e + 8, s);
   }
+  return e;
 }
+const HEX_COUNTS = new Int32Array(NCOUNTED);
+const HEX_BEST = new Int32Array(NCOUNTED);
 
 const LETTER_FREE_CLUSTER = /\d[\d \-.()+/:]{5,}/g;
+const HEX_DIGITS = "0123456789abcdefABCDEF";
 /** Characters of a digit cluster: digits, separators and hex letters. */
 const CLUSTER_CHAR = new Uint8Array(65536);
 for (const c of "0123456789 -.()+/:abcdefABCDEF") CLUSTER_CHAR[c.charCodeAt(0)] = 1;
@@ -884,7 +889,6 @@ function scanPlain(engine: Engine, text: string, bounds: number[] | null, runMin
   }
   if (engine.digitRules.length > 0) {
     letterFreeClusters(st);
-    if (engine.letterDigitRules) hexColonClusters(st);
   }
   for (const ri of engine.fullRules) {
     const rule = engine.rules[ri]!;
@@ -1120,7 +1124,7 @@ function scanDepth(
 export function skipTopJitTier(): void {
   for (const f of [
     letterFreeClusters,
-    hexColonClusters,
+    hexColonAt,
     countCluster,
     mainLoop,
     scanPlain,
@@ -1314,7 +1318,8 @@ export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engin
     slotKeys.push(key);
     thirds.push(list[0] === -1 ? null : list);
   });
-  const { third, tri } = slotTables(slotKeys, thirds, snap.classCodes);
+  const letterDigitRules = snap.digitRules.some((ri) => rules[ri]!.letters);
+  const { third, tri } = slotTables(slotKeys, thirds, snap.classCodes, letterDigitRules);
   return {
     rules,
     bigram,
@@ -1323,7 +1328,7 @@ export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engin
     bigramLits: snap.bigramLits.map((slot) => slot.map((i) => lits[i]!)),
     single: new Map(snap.single.map(([ch, us]) => [ch, us.map((i) => uses[i]!)])),
     digitRules: snap.digitRules,
-    letterDigitRules: snap.digitRules.some((ri) => rules[ri]!.letters),
+    letterDigitRules,
     classAnchors: snap.classAnchors.map(([rule, c0, c1, c2]) => ({
       rule,
       c0: tab(c0)!,
