@@ -761,8 +761,12 @@ const ANY_SEP = COUNTED.length - 1;
 
 /** Counts of COUNTED characters in text[lo, hi): in total, and in the best letter-free stretch. */
 function countCluster(text: string, lo: number, hi: number, counts: Int32Array, best: Int32Array): void {
-  counts.fill(0);
-  best.fill(0);
+  // A loop, not fill(): a native call per cluster costs more than ten stores (a log has two clusters
+  // per line).
+  for (let q = 0; q < NCOUNTED; q++) {
+    counts[q] = 0;
+    best[q] = 0;
+  }
   const stretch = STRETCH;
   let touchedN = 0;
   // `stretch` holds the counts of the current letter-free stretch; only the entries it touched are
@@ -845,8 +849,16 @@ function hexColonAt(st: State, p: number): number {
   if (e - d < 6) return e;
   const before = d > a ? text.charCodeAt(d - 1) : 0;
   const s = before === 43 || before === 40 ? d - 1 : d;
+  // Rules whose matches hold letters need the cluster's counts only, not its letter-free stretches.
   const counts = HEX_COUNTS;
-  countCluster(text, Math.max(0, s - 2), Math.min(n, e + 2), counts, HEX_BEST);
+  for (let q = 0; q < NCOUNTED; q++) counts[q] = 0;
+  for (let k = Math.max(0, s - 2), hi = Math.min(n, e + 2); k < hi; k++) {
+    const idx = COUNTED_INDEX[text.charCodeAt(k)]!;
+    if (idx >= 0) {
+      counts[idx]!++;
+      if (idx > 0) counts[ANY_SEP]!++;
+    }
+  }
   for (const ri of engine.digitRules) {
     const rule = engine.rules[ri]!;
     if (rule.letters && fitsNeeds(rule.needs!, counts)) runWindow(st, ri, s - 8, e + 8, s);
@@ -854,7 +866,6 @@ function hexColonAt(st: State, p: number): number {
   return e;
 }
 const HEX_COUNTS = new Int32Array(NCOUNTED);
-const HEX_BEST = new Int32Array(NCOUNTED);
 
 const LETTER_FREE_CLUSTER = /\d[\d \-.()+/:]{5,}/g;
 const HEX_DIGITS = "0123456789abcdefABCDEF";
@@ -1123,9 +1134,6 @@ function scanDepth(
  */
 export function skipTopJitTier(): void {
   for (const f of [
-    letterFreeClusters,
-    hexColonAt,
-    countCluster,
     mainLoop,
     scanPlain,
     scanDepth,
