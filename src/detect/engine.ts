@@ -1126,11 +1126,13 @@ function scanDepth(
 }
 
 /**
- * For short-lived processes (`sluice scan` and its workers): keep the engine's hot functions out of
- * JavaScriptCore's top JIT tier (FTL). Compiling them there costs ~60 ms of CPU per thread, which a
- * scan of less than ~100 MB per thread does not earn back (measured: 50 MB of code 385 instead of
- * 465 ms CPU, 2.3 MB 37 instead of 60 ms); the DFG tier runs them within ~7% of FTL speed. The
- * long-running proxy does not call this.
+ * For short-lived processes (`sluice scan` and its workers): keep the engine's large hot functions
+ * out of JavaScriptCore's top JIT tier (FTL). Compiling them there costs ~60 ms of CPU per thread,
+ * which a scan of less than ~100 MB per thread does not earn back (measured: 50 MB of code 385
+ * instead of 465 ms CPU, 2.3 MB 37 instead of 60 ms); the DFG tier runs them within ~7% of FTL speed.
+ * The character loop (charPass) and the small digit-cluster helpers stay eligible: they are cheap to
+ * compile, and the loop gains the most (keeping it out too measured slower). The long-running proxy
+ * does not call this.
  */
 export function skipTopJitTier(): void {
   for (const f of [
