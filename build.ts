@@ -86,9 +86,8 @@ export async function compile(triple: Triple, outdir: string, id: BuildIdentity)
       SLUICE_VERSION: JSON.stringify(id.version),
       SLUICE_GIT_COMMIT: JSON.stringify(id.commit),
       SLUICE_BUILT_AT: JSON.stringify(id.builtAt),
-      // The built-in rules parsed, analysed and compiled now, not at every start (src/detect/builtin.ts,
-      // precomputed.ts).
-      // JSON texts (a string each), parsed when first needed.
+      // The built-in rules parsed, analysed and compiled now, not at every start, as JSON texts (a
+      // string each) parsed when first needed (src/detect/builtin.ts, precomputed.ts).
       SLUICE_BUILTIN_RULES: JSON.stringify(JSON.stringify(builtinRuleData())),
       SLUICE_PATTERN_ANALYSES: JSON.stringify(JSON.stringify(builtinAnalyses())),
       SLUICE_ENGINE_SNAPSHOT: JSON.stringify(JSON.stringify(builtinSnapshot())),

@@ -4,7 +4,7 @@
  * (build.ts, precomputed.ts), so that a scan does not spend ~25 ms of its cold start on them in
  * every thread; other patterns (config and user rules) are analysed when compiled.
  */
-import { RULE_FILES } from "../../rules/index.ts";
+import { parseBuiltinRules } from "./builtin-rules.ts";
 import { patternParts } from "./pattern.ts";
 import {
   allChars,
@@ -87,13 +87,6 @@ export function analyzePattern(pattern: string): PatternAnalysis {
 /** The analyses of every built-in rule's pattern, by pattern (build.ts inlines them). */
 export function builtinAnalyses(): Record<string, PatternAnalysis> {
   const out: Record<string, PatternAnalysis> = {};
-  for (const f of RULE_FILES) {
-    const doc = Bun.YAML.parse(f.text) as
-      | { rules?: { pattern?: unknown }[] }
-      | { pattern?: unknown }[]
-      | null;
-    const list = Array.isArray(doc) ? doc : (doc?.rules ?? []);
-    for (const r of list) if (typeof r.pattern === "string") out[r.pattern] = analyzePattern(r.pattern);
-  }
+  for (const r of parseBuiltinRules()) out[r.pattern] = analyzePattern(r.pattern);
   return out;
 }

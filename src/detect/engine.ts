@@ -4,8 +4,8 @@
  * Running 60 regexes over a megabyte costs 60-90 ms, so rules do not scan the whole text. Each rule's
  * pattern is analysed (regex-ast.ts) for a literal every match must contain — its prefix (`ghp_`,
  * `AKIA`), a required literal (`@`, `.pem`) or its keywords — and one character loop over the text
- * tests each position's hashed trigram against a 256 KB table (one byte per hash) of those literals' trigrams. A rule's
- * regex then runs only at a verified hit (sticky) or on a small window around it. Rules whose matches
+ * tests each position's hashed trigram against a 256 KB table (one byte per hash) of those literals'
+ * trigrams. A rule's regex then runs only at a verified hit (sticky) or on a small window around it. Rules whose matches
  * start with a digit share one digit-cluster prefilter; the few rules left run over the whole text
  * (user rules in bounded chunks). The same loop counts base64/hex runs for the decoder.
  * Pure: no I/O.
@@ -202,10 +202,10 @@ function table(key: string, fill: (t: Uint8Array) => void): Uint8Array {
   return t;
 }
 
-/** 1 for each character of the set (both cases when case-insensitive). */
 /** Tables by the sets as given (before folding and sorting), for the common repeat lookups. */
 const byRaw = new Map<string, Uint8Array>();
 
+/** 1 for each character of the set (both cases when case-insensitive). */
 function charTable(chars: string, ci: boolean): Uint8Array {
   const raw = `c:${ci ? "i" : "s"}:${chars}`;
   let t = byRaw.get(raw);
@@ -316,8 +316,7 @@ export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Engine
       trigger = "anchor";
       const fromKeywords = keywords !== null && anchor.literals === def.keywords;
       const forward = anchor.forward === null ? MAX_FORWARD : Math.min(anchor.forward, MAX_FORWARD);
-      anchor.literals.forEach((literal, li) => {
-        const lit = literal;
+      anchor.literals.forEach((lit, li) => {
         const own = !fromKeywords;
         const prev = own && anchor.prev ? charTable(anchor.prev, ci) : null;
         const before = own && anchor.before && anchor.back <= 512 ? charTable(anchor.before, ci) : null;
@@ -583,19 +582,16 @@ function runPairs(text: string, starts: number[], runMin: number): number[] {
 
 function charPass(text: string, tri: Uint8Array, rmin: number, hits: number[], runs: number[]): void {
   const n = text.length;
-  let run = (1 & RUN_MASK[text.charCodeAt(0)]!) + 0;
-  if (run === rmin) runs.push(0);
-  run = (run + 1) & RUN_MASK[text.charCodeAt(1)]!;
-  if (run === rmin) runs.push(2 - rmin);
+  // The run counter: +1 for a base64/hex character, reset to 0 by any other (one mask); a run is
+  // noted once, when it reaches the decoder's minimum length (at least MIN_RUN, so not before i = 2).
+  let run = (((1 & RUN_MASK[text.charCodeAt(0)]!) + 1) & RUN_MASK[text.charCodeAt(1)]!) | 0;
   // One pass, one table: hash each trigram (characters folded to 8 bits) and keep the positions
   // whose trigram may hook a literal. Exact checks happen only at those positions. The loop is kept
   // minimal (one shift, xor, mask and byte load per character; a byte per hash reads faster than a
-  // bit set, ~7%): it reads every character of every request. The last position (a literal's third character past the end) is
-  // checked after it.
+  // bit set, ~7%): it reads every character of every request. The last position (a literal's third
+  // character past the end) is checked after it.
   let h = ((text.charCodeAt(0) & 255) << 6) ^ (text.charCodeAt(1) & 255);
   const last = n - 1;
-  // The run counter: +1 for a base64/hex character, reset to 0 by any other (one mask); a run is
-  // noted once, when it reaches the decoder's minimum length.
   for (let i = 2; i < last; i++) {
     const c = text.charCodeAt(i);
     h = ((h << 6) ^ (c & 255)) & TRI_MASK;
@@ -618,10 +614,7 @@ function mainLoop(st: State, runMin: number, runs: number[]): void {
   const { text, engine } = st;
   const { bigram, third, tri, bigramLits } = engine;
   const n = text.length;
-  if (n < 2) {
-    if (n === 1 && runMin === 1 && RUN_MASK[text.charCodeAt(0)] !== 0) runs.push(0);
-    return;
-  }
+  if (n < 2) return;
   const hits: number[] = [];
   charPass(text, tri, runMin > 0 ? runMin : -1, hits, runs);
   const { classAnchors, letterDigitRules } = engine;
@@ -1282,9 +1275,9 @@ function slotsOf(engine: Engine): EngineSnapshot["slots"] {
  * a rule no longer compiles): the caller then compiles them.
  */
 export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engine | null {
+  // The signature lists every enabled rule, so the same signature means the same rules, in order.
   if (engineSignature(defs) !== snap.signature || snap.problems.length > 0) return null;
   const enabled = defs.filter((d) => d.enabled !== false);
-  if (enabled.length !== snap.rules.length) return null;
   const tables = snap.tables.map((pairs) => {
     const t = new Uint8Array(65536);
     for (let k = 0; k < pairs.length; k += 2) t[pairs[k]!] = pairs[k + 1]!;
