@@ -13,7 +13,7 @@ import type { RuleDef } from "../core/types.ts";
 import type { ScanSetup } from "./engine.ts";
 import type { ScanReport } from "./report.ts";
 import type { FileResult, ScanFinding } from "./types.ts";
-import { type FileEntry, walk } from "./walk.ts";
+import { type FileEntry, pathSkipper, walk } from "./walk.ts";
 import { defaultJobs, PARALLEL_MIN_BYTES, ScanWorker } from "./workers.ts";
 
 /** A problem that stops the scan before it starts (exit code 4). */
@@ -133,10 +133,9 @@ async function scanAll(
     if (walked) {
       if (walked.missing.length)
         throw new ScanError(`no such file or directory: ${walked.missing.join(", ")}`);
-      // As walk's skipGlobs would: a file is left out when a glob matches its shown or absolute path.
-      const kept: FileEntry[] = skipGlobs.length
-        ? walked.files.filter((f) => !skipGlobs.some((g) => g.match(f.display) || g.match(f.abs)))
-        : walked.files;
+      // The walk ran before the config was loaded: its allowlisted paths are left out here.
+      const isSkipped = pathSkipper(setup.config.allowlists.paths);
+      const kept: FileEntry[] = walked.files.filter((f) => !isSkipped(f));
       const { scanFiles } = await import("./pool.ts");
       files.push(...(await scanFiles(kept, setup, { jobs: opts.jobs, workers: workers.splice(0) }, pool)));
     }

@@ -53,10 +53,16 @@ function readIfExists(path: string): string | null {
   }
 }
 
+/** Whether globs (config `allowlists.paths`) leave a file out: one matches its shown or absolute path. */
+export function pathSkipper(globs: string[]): (file: { display: string; abs: string }) => boolean {
+  const skip = globs.map((g) => new Bun.Glob(g));
+  return (f) => skip.some((g) => g.match(f.display) || g.match(f.abs));
+}
+
 export function walk(paths: string[], opts: WalkOptions = {}): WalkResult {
   const cwd = opts.cwd ?? process.cwd();
-  const skip = (opts.skipGlobs ?? []).map((g) => new Bun.Glob(g));
-  const skipped = (display: string, abs: string) => skip.some((g) => g.match(display) || g.match(abs));
+  const isSkipped = pathSkipper(opts.skipGlobs ?? []);
+  const skipped = (display: string, abs: string) => isSkipped({ display, abs });
   const out: FileEntry[] = [];
   const missing: string[] = [];
   const seen = new Set<string>();
