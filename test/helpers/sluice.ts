@@ -240,6 +240,22 @@ export async function runSluice(
   return { code, stdout, stderr };
 }
 
+/**
+ * An endpoint that is down but holds its port: it accepts each TCP connection and closes it at once,
+ * so nothing else in the run can take the port (a port from freePort() can be reused by any listener
+ * started meanwhile, even the server under test, which then answers its own health check).
+ *
+ * await using dead = deadEndpoint(); // dead.url = http://127.0.0.1:<port>
+ */
+export function deadEndpoint(scheme: "http" | "https" = "http") {
+  const l = Bun.listen({
+    hostname: "127.0.0.1",
+    port: 0,
+    socket: { open: (s) => void s.terminate(), data() {} },
+  });
+  return { url: `${scheme}://127.0.0.1:${l.port}`, port: l.port, [Symbol.dispose]: () => l.stop(true) };
+}
+
 /** A TCP port that was free a moment ago (for tests that must put a port in a config file). */
 export function freePort(): number {
   const l = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });

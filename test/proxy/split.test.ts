@@ -8,7 +8,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { ScanRequest } from "../../src/core/hook.ts";
 import { startRelay } from "../../src/runtime/relay.ts";
-import { freePort, runSluice, spawnSluice, startSluice, writeTestConfig } from "../helpers/sluice.ts";
+import {
+  deadEndpoint,
+  freePort,
+  runSluice,
+  spawnSluice,
+  startSluice,
+  writeTestConfig,
+} from "../helpers/sluice.ts";
 import { json, type SseControl, sse, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 let up: Upstream;
@@ -67,7 +74,8 @@ test("healthy engine: requests go through it, with X-Request-ID and X-Forwarded-
 });
 
 test("engine down, fail_mode open: forwarded straight to the provider, uninspected", async () => {
-  await using r = await relay(`http://127.0.0.1:${freePort()}`, "open");
+  using dead = deadEndpoint();
+  await using r = await relay(dead.url, "open");
   const before = up.requests.length;
   const res = await send(r.url);
   expect(res.status).toBe(200);
@@ -76,7 +84,8 @@ test("engine down, fail_mode open: forwarded straight to the provider, uninspect
 });
 
 test("engine down, fail_mode closed: 503 with Retry-After in the provider's shape", async () => {
-  await using r = await relay(`http://127.0.0.1:${freePort()}`, "closed", { health_check_interval: 2 });
+  using dead = deadEndpoint();
+  await using r = await relay(dead.url, "closed", { health_check_interval: 2 });
   const before = up.requests.length;
   const res = await send(r.url);
   expect(res.status).toBe(503);
@@ -88,12 +97,13 @@ test("engine down, fail_mode closed: 503 with Retry-After in the provider's shap
 // Regression: the relay read fail_mode and engine_url once at start, so a SIGHUP that changed them
 // logged "config reloaded" and changed nothing.
 test("a reload switches fail_mode and engine_url for the next request", async () => {
+  using dead = deadEndpoint();
   const over = { relay: { health_check_interval: 0.1, health_check_timeout: 0.5, queue_on_startup: 0 } };
   const home = writeTestConfig({
     upstream: up.url,
     config: {
       ...over,
-      relay: { ...over.relay, fail_mode: "closed", engine_url: `http://127.0.0.1:${freePort()}` },
+      relay: { ...over.relay, fail_mode: "closed", engine_url: dead.url },
     },
   });
   const r = await startRelay({
@@ -138,7 +148,8 @@ test("during queue_on_startup a request waits for the engine to come up, then go
 });
 
 test("`sluice relay` runs as a command and checks its flags", async () => {
-  const args = ["--port", "0", "--engine", `http://127.0.0.1:${freePort()}`, "--fail-mode", "open"];
+  using dead = deadEndpoint();
+  const args = ["--port", "0", "--engine", dead.url, "--fail-mode", "open"];
   await using p = await spawnSluice(args, {
     upstream: up.url,
     command: [process.execPath, CLI, "relay"],
@@ -204,7 +215,8 @@ test("WebSocket upgrades (Codex) go through the engine while healthy, straight u
     expect(frames).toEqual(["via-engine"]);
   }
   {
-    await using r = await relay(`http://127.0.0.1:${freePort()}`, "open");
+    using dead = deadEndpoint();
+    await using r = await relay(dead.url, "open");
     expect(await roundTrip(r.url, "direct")).toBe("direct");
     expect(frames).toEqual(["via-engine"]);
     expect(up.wsMessages.at(-1)).toBe("direct");
@@ -212,10 +224,10 @@ test("WebSocket upgrades (Codex) go through the engine while healthy, straight u
 });
 
 test("a 502 the engine answers itself (provider unreachable) is passed on; the engine stays healthy", async () => {
-  const dead = `https://127.0.0.1:${freePort()}`;
+  using dead = deadEndpoint("https");
   await using engine = await startSluice({
     dashboard: false,
-    config: { proxy: { retries: 0 }, providers: { anthropic: { upstream: dead } } },
+    config: { proxy: { retries: 0 }, providers: { anthropic: { upstream: dead.url } } },
   });
   await using r = await relay(engine.proxyUrl, "open", { queue_on_startup: 5 });
   const before = up.requests.length;
