@@ -14,6 +14,7 @@ import { noFTL } from "bun:jsc";
 import type { RuleDef } from "../core/types.ts";
 import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
 import codeTrigramsText from "./code-trigrams.json" with { type: "text" };
+import { charKernel } from "./kernel.ts";
 import { compilePattern } from "./pattern.ts";
 import { COUNTED } from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
@@ -101,6 +102,8 @@ export interface Engine {
   third: Uint8Array;
   /** 1 for each hashed trigram (18 bits) that hooks some literal: the only table the hot loop reads. */
   tri: Uint8Array;
+  /** Every literal and class anchor is ASCII: the hot loop may run on UTF-8 bytes (kernel.ts). */
+  byteHooks: boolean;
   bigramLits: AnchorLit[][];
   /** Anchors of one character (e.g. "@"): char → uses. */
   single: Map<string, AnchorUse[]>;
@@ -398,6 +401,7 @@ export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Engine
     bigram,
     third,
     tri,
+    byteHooks: asciiHooks(bigramLits, classCodes),
     bigramLits,
     single,
     digitRules,
@@ -439,6 +443,16 @@ function slotTables(
     for (const x of HEX_DIGITS)
       for (const z of `${HEX_DIGITS}:`) tri[triHash(x.charCodeAt(0), 58, z.charCodeAt(0))] = 1;
   return { third, tri };
+}
+
+/**
+ * Whether every literal and every class anchor character is ASCII. The byte kernel hashes UTF-8 and
+ * the JavaScript loop code units folded to 8 bits: for ASCII hooks both find the same trigrams.
+ */
+function asciiHooks(bigramLits: AnchorLit[][], classCodes: number[][][]): boolean {
+  for (const slot of bigramLits) for (const al of slot) if (/[^\x00-\x7f]/.test(al.lit)) return false;
+  for (const sets of classCodes) for (const set of sets) for (const c of set) if (c > 0x7f) return false;
+  return true;
 }
 
 const TRI_MASK = (1 << 18) - 1;
@@ -580,7 +594,21 @@ function runPairs(text: string, starts: number[], runMin: number): number[] {
   return out;
 }
 
-function charPass(text: string, tri: Uint8Array, rmin: number, hits: number[], runs: number[]): void {
+/**
+ * Trigram hits and base64/hex runs of a text: the WebAssembly kernel when it can see the engine's
+ * hooks in UTF-8 (kernel.ts), else charPass. Both give the same hits where a literal or anchor can
+ * start, and the same runs.
+ */
+export function hotLoop(engine: Engine, text: string, rmin: number, runs: number[]): Int32Array {
+  const k = engine.byteHooks ? charKernel() : null;
+  if (k) return k.run(text, engine.tri, rmin, runs);
+  const hits: number[] = [];
+  charPass(text, engine.tri, rmin, hits, runs);
+  return Int32Array.from(hits);
+}
+
+/** The hot loop in JavaScript, where the kernel cannot be used; text.length >= 2. */
+export function charPass(text: string, tri: Uint8Array, rmin: number, hits: number[], runs: number[]): void {
   const n = text.length;
   // The run counter: +1 for a base64/hex character, reset to 0 by any other (one mask); a run is
   // noted once, when it reaches the decoder's minimum length (at least MIN_RUN, so not before i = 2).
@@ -612,11 +640,10 @@ function charPass(text: string, tri: Uint8Array, rmin: number, hits: number[], r
 
 function mainLoop(st: State, runMin: number, runs: number[]): void {
   const { text, engine } = st;
-  const { bigram, third, tri, bigramLits } = engine;
+  const { bigram, third, bigramLits } = engine;
   const n = text.length;
   if (n < 2) return;
-  const hits: number[] = [];
-  charPass(text, tri, runMin > 0 ? runMin : -1, hits, runs);
+  const hits = hotLoop(engine, text, runMin > 0 ? runMin : -1, runs);
   const { classAnchors, letterDigitRules } = engine;
   const starts: number[] = [];
   const found: AnchorLit[] = [];
@@ -1123,9 +1150,9 @@ function scanDepth(
  * out of JavaScriptCore's top JIT tier (FTL). Compiling them there costs ~60 ms of CPU per thread,
  * which a scan of less than ~100 MB per thread does not earn back (measured: 50 MB of code 385
  * instead of 465 ms CPU, 2.3 MB 37 instead of 60 ms); the DFG tier runs them within ~7% of FTL speed.
- * The character loop (charPass) and the small digit-cluster helpers stay eligible: they are cheap to
- * compile, and the loop gains the most (keeping it out too measured slower). The long-running proxy
- * does not call this.
+ * The JavaScript character loop (charPass, for engines the kernel cannot serve) and the small
+ * digit-cluster helpers stay eligible: they are cheap to compile, and the loop gains the most. The
+ * long-running proxy does not call this.
  */
 export function skipTopJitTier(): void {
   for (const f of [
@@ -1323,12 +1350,14 @@ export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engin
   });
   const letterDigitRules = snap.digitRules.some((ri) => rules[ri]!.letters);
   const { third, tri } = slotTables(slotKeys, thirds, snap.classCodes, letterDigitRules);
+  const bigramLits = snap.bigramLits.map((slot) => slot.map((i) => lits[i]!));
   return {
     rules,
     bigram,
     third,
     tri,
-    bigramLits: snap.bigramLits.map((slot) => slot.map((i) => lits[i]!)),
+    byteHooks: asciiHooks(bigramLits, snap.classCodes),
+    bigramLits,
     single: new Map(snap.single.map(([ch, us]) => [ch, us.map((i) => uses[i]!)])),
     digitRules: snap.digitRules,
     letterDigitRules,

@@ -1,0 +1,146 @@
+/**
+ * The WebAssembly character loop (src/detect/kernel.ts) against the JavaScript one (charPass): the
+ * same hooked trigrams and base64 runs, in code units, for ASCII, Latin-1, BMP and astral text,
+ * lone surrogates, and texts that cross the kernel's chunk boundaries; and the engine finds the
+ * same things with either loop.
+ */
+import { expect, test } from "bun:test";
+import type { RuleDef } from "../../src/core/types.ts";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { charPass, compileRules, type Engine, hotLoop, scanText } from "../../src/detect/engine.ts";
+import { CHUNK, charKernel } from "../../src/detect/kernel.ts";
+
+const engine = compileRules(loadBuiltinRules());
+const jsOnly: Engine = { ...engine, byteHooks: false };
+const enc = {
+  base64: true,
+  hex: true,
+  url: true,
+  unicode: true,
+  max_depth: 2,
+  min_decoded_length: 8,
+  max_decoded_length: 10_000,
+};
+
+let seed = 20261122;
+const rnd = (n: number) => {
+  seed ^= seed << 13;
+  seed ^= seed >>> 17;
+  seed ^= seed << 5;
+  return (seed >>> 0) % n;
+};
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+const secrets = [
+  ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join(""),
+  ["AKIA", "IOSFODNN7EXAMPLQ"].join(""),
+  "password = Zx9vQ2mL7pR4tY8uW1eK5sN3bH6jC0dF",
+  ["sk_live_", "4eC39HqLyjWDarjtT1zdp7dc"].join(""),
+  "mail bob@example.com",
+  "4111 1111 1111 1111",
+  "2001:db8:85a3::8a2e:370:7334",
+];
+const pieces = [
+  () => secrets[rnd(secrets.length)]!,
+  () => btoa(secrets[rnd(3)]!),
+  () => Array.from({ length: rnd(40) }, () => B64[rnd(64)]).join(""),
+  () => " \n\t=:\"'(){}".charAt(rnd(11)),
+  () => "é",
+  () => "—",
+  () => "😀",
+  () => "\ud800", // a lone surrogate
+  () => "\udc00",
+  () => "ǅ€中",
+  () => "const token = getToken(); // ",
+  () => String.fromCharCode(0x100 + rnd(0xff00)),
+];
+function randomText(parts: number): string {
+  let s = "";
+  for (let p = 0; p < parts; p++) s += pieces[rnd(pieces.length)]!();
+  return s;
+}
+
+/** charPass's hits at trigrams of ASCII characters (the only ones a hook can start at), and its runs. */
+function reference(text: string, rmin: number) {
+  const hits: number[] = [];
+  const runs: number[] = [];
+  charPass(text, engine.tri, rmin, hits, runs);
+  return { hits: hits.filter((p) => asciiTrigram(text, p)), runs };
+}
+const asciiTrigram = (text: string, p: number) => {
+  for (let k = p; k < p + 3 && k < text.length; k++) if (text.charCodeAt(k) > 0x7f) return false;
+  return true;
+};
+
+function kernelRun(text: string, rmin: number) {
+  const runs: number[] = [];
+  const hits = [...charKernel()!.run(text, engine.tri, rmin, runs)];
+  return { hits: hits.filter((p) => asciiTrigram(text, p)), runs };
+}
+
+test("the built-in rules hook on ASCII only, so the engine uses the kernel", () => {
+  expect(charKernel()).not.toBeNull();
+  expect(engine.byteHooks).toBe(true);
+});
+
+test("same hooked trigrams and runs as charPass on random text of every kind of character", () => {
+  for (let t = 0; t < 1500; t++) {
+    const text = randomText(1 + rnd(12));
+    if (text.length < 2) continue;
+    for (const rmin of [-1, 16, 27]) expect(kernelRun(text, rmin)).toEqual(reference(text, rmin));
+  }
+});
+
+test("texts longer than a chunk: state carries over, positions stay in code units", () => {
+  for (let t = 0; t < 12; t++) {
+    // Filler up to just before a chunk boundary, then pieces that straddle it.
+    let text = "";
+    const boundary = CHUNK * (1 + rnd(3));
+    while (text.length < boundary - 40) text += rnd(4) === 0 ? "é—😀 " : "let x = y + 1;\n";
+    text = text.slice(0, boundary - rnd(40));
+    text += randomText(20) + "x".repeat(rnd(5)) + randomText(20);
+    for (const rmin of [-1, 16]) expect(kernelRun(text, rmin)).toEqual(reference(text, rmin));
+  }
+  // A base64 run and a surrogate pair cut by the boundary.
+  const a = `${"a ".repeat(CHUNK / 2 - 10)}${"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(2)} tail`;
+  expect(kernelRun(a, 16)).toEqual(reference(a, 16));
+  const b = `${"é".repeat(CHUNK - 1)}😀${["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("")}`;
+  expect(kernelRun(b, 16)).toEqual(reference(b, 16));
+});
+
+test("the engine finds the same with the kernel as with the JavaScript loop", () => {
+  const names = (e: Engine, text: string) =>
+    scanText(e, text, { encoding: enc }).map((m) => `${m.rule.name}@${m.start}-${m.end}:${m.decoded}`);
+  let found = 0;
+  for (let t = 0; t < 800; t++) {
+    const text = randomText(1 + rnd(10));
+    const got = names(engine, text);
+    expect(got).toEqual(names(jsOnly, text));
+    found += got.length;
+  }
+  expect(found).toBeGreaterThan(300);
+  // A secret after wide characters, and one past the first chunk, reported at code-unit offsets.
+  const token = secrets[0]!;
+  const text = `é—😀中 ${token}\n${"ü".repeat(CHUNK + 7)} ${token}`;
+  const starts = scanText(engine, text, { encoding: null }).map((m) => m.start);
+  expect(starts).toEqual([text.indexOf(token), text.lastIndexOf(token)]);
+});
+
+test("an engine with a non-ASCII literal keeps the JavaScript loop, and finds it", () => {
+  const rule: RuleDef = {
+    name: "geheimnis",
+    pattern: "Geheimnisü-[0-9]{8}",
+    detector: "proprietary",
+    severity: "warning",
+    action: "",
+    description: "test",
+    enabled: true,
+    tier: "custom",
+    source: "config",
+    tags: [],
+  };
+  const e = compileRules([rule]);
+  expect(e.byteHooks).toBe(false);
+  const text = "xx Geheimnisü-12345678 yy";
+  expect(scanText(e, text, { encoding: null }).map((m) => m.start)).toEqual([3]);
+  expect([...hotLoop(e, text, -1, [])]).toContain(3);
+});
