@@ -4,7 +4,6 @@
  * neither. load.ts does the rest (reading, merging, validating).
  */
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import type { Config } from "./schema.ts";
 
@@ -23,7 +22,8 @@ export class ConfigError extends Error {
 export function configDir(env: Record<string, string | undefined> = process.env): string {
   if (env.SLUICE_HOME) return resolve(env.SLUICE_HOME);
   if (env.XDG_CONFIG_HOME) return join(resolve(env.XDG_CONFIG_HOME), "sluice");
-  return join(env.HOME || homedir(), ".config", "sluice");
+  // node:os only without $HOME: loading it costs ~0.4 ms at every start.
+  return join(env.HOME || (require("node:os") as typeof import("node:os")).homedir(), ".config", "sluice");
 }
 
 export interface LoadOptions {

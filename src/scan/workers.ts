@@ -4,7 +4,6 @@
  * config, walk). When its module cannot be loaded, a worker is started again from the next place the
  * module may be (compiled binaries), and what it was sent is sent again.
  */
-import { cpus } from "node:os";
 
 /**
  * Below this many bytes in total, scanning stays on the main thread. Each thread compiles the rules
@@ -15,7 +14,7 @@ import { cpus } from "node:os";
 export const PARALLEL_MIN_BYTES = 24 * 1024 * 1024;
 
 export function defaultJobs(): number {
-  return Math.max(1, Math.min(cpus().length, 8));
+  return Math.max(1, Math.min(navigator.hardwareConcurrency, 8));
 }
 
 /**
