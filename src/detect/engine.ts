@@ -14,7 +14,7 @@ import { noFTL } from "bun:jsc";
 import type { RuleDef } from "../core/types.ts";
 import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
 import codeTrigramsText from "./code-trigrams.json" with { type: "text" };
-import { charKernel } from "./kernel.ts";
+import { charKernel, type KernelResult, LOOK, TRI_LITERAL, TRI_SPOT } from "./kernel.ts";
 import { compilePattern } from "./pattern.ts";
 import { COUNTED } from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
@@ -100,9 +100,12 @@ export interface Engine {
   bigram: Uint16Array;
   /** slot << 8 | third character → 1 when some literal of the slot allows that third character. */
   third: Uint8Array;
-  /** 1 for each hashed trigram (18 bits) that hooks some literal: the only table the hot loop reads. */
+  /**
+   * Each hashed trigram (18 bits) that hooks something: TRI_LITERAL for a literal's, TRI_SPOT for a
+   * class anchor's or an IPv6 spot's. The only table the hot loop reads for every character.
+   */
   tri: Uint8Array;
-  /** Every literal and class anchor is ASCII: the hot loop may run on UTF-8 bytes (kernel.ts). */
+  /** Every literal and class anchor is ASCII (and no literal too long): the kernel can run (kernel.ts). */
   byteHooks: boolean;
   bigramLits: AnchorLit[][];
   /** Anchors of one character (e.g. "@"): char → uses. */
@@ -424,33 +427,40 @@ function slotTables(
 ): { third: Uint8Array; tri: Uint8Array } {
   const third = new Uint8Array(slotKeys.length * 256);
   const tri = new Uint8Array(TRI_MASK + 1);
+  const mark = (h: number, bit: number) => {
+    tri[h] = tri[h]! | bit;
+  };
   for (let slot = 1; slot < slotKeys.length; slot++) {
     const key = slotKeys[slot]!;
     const list = thirds[slot];
     if (list === null || list === undefined) {
       third.fill(1, slot << 8, (slot + 1) << 8);
-      for (let z = 0; z < 256; z++) tri[triHash(key >> 8, key & 255, z)] = 1;
+      for (let z = 0; z < 256; z++) mark(triHash(key >> 8, key & 255, z), TRI_LITERAL);
     } else
       for (const z of list) {
         third[(slot << 8) | z] = 1;
-        tri[triHash(key >> 8, key & 255, z)] = 1;
+        mark(triHash(key >> 8, key & 255, z), TRI_LITERAL);
       }
   }
   for (const [a, b, c] of classCodes)
-    for (const x of a!) for (const y of b!) for (const z of c!) tri[triHash(x & 255, y & 255, z & 255)] = 1;
+    for (const x of a!)
+      for (const y of b!) for (const z of c!) mark(triHash(x & 255, y & 255, z & 255), TRI_SPOT);
   // Spots for hexColonAt: a hex digit, a colon, then a hex digit or a colon.
   if (hexColons)
     for (const x of HEX_DIGITS)
-      for (const z of `${HEX_DIGITS}:`) tri[triHash(x.charCodeAt(0), 58, z.charCodeAt(0))] = 1;
+      for (const z of `${HEX_DIGITS}:`) mark(triHash(x.charCodeAt(0), 58, z.charCodeAt(0)), TRI_SPOT);
   return { third, tri };
 }
 
 /**
- * Whether every literal and every class anchor character is ASCII. The byte kernel hashes UTF-8 and
- * the JavaScript loop code units folded to 8 bits: for ASCII hooks both find the same trigrams.
+ * Whether every literal and every class anchor character is ASCII (and no literal longer than the
+ * kernel's context). The kernel hashes UTF-8 and the JavaScript loop code units folded to 8 bits:
+ * for ASCII hooks both find the same trigrams.
  */
 function asciiHooks(bigramLits: AnchorLit[][], classCodes: number[][][]): boolean {
-  for (const slot of bigramLits) for (const al of slot) if (/[^\x00-\x7f]/.test(al.lit)) return false;
+  for (const slot of bigramLits)
+    for (const al of slot)
+      if (/[^\x01-\x7f]/.test(al.lit) || al.lit.length > LOOK || al.lead > 255) return false;
   for (const sets of classCodes) for (const set of sets) for (const c of set) if (c > 0x7f) return false;
   return true;
 }
@@ -594,19 +604,6 @@ function runPairs(text: string, starts: number[], runMin: number): number[] {
   return out;
 }
 
-/**
- * Trigram hits and base64/hex runs of a text: the WebAssembly kernel when it can see the engine's
- * hooks in UTF-8 (kernel.ts), else charPass. Both give the same hits where a literal or anchor can
- * start, and the same runs.
- */
-export function hotLoop(engine: Engine, text: string, rmin: number, runs: number[]): Int32Array {
-  const k = engine.byteHooks ? charKernel() : null;
-  if (k) return k.run(text, engine.tri, rmin, runs);
-  const hits: number[] = [];
-  charPass(text, engine.tri, rmin, hits, runs);
-  return Int32Array.from(hits);
-}
-
 /** The hot loop in JavaScript, where the kernel cannot be used; text.length >= 2. */
 export function charPass(text: string, tri: Uint8Array, rmin: number, hits: number[], runs: number[]): void {
   const n = text.length;
@@ -638,17 +635,10 @@ export function charPass(text: string, tri: Uint8Array, rmin: number, hits: numb
   }
 }
 
-function mainLoop(st: State, runMin: number, runs: number[]): void {
+/** Class anchors and IPv6 spots at hooked positions, in order: their rules run at once. */
+function spotHits(st: State, hits: ArrayLike<number>): void {
   const { text, engine } = st;
-  const { bigram, third, bigramLits } = engine;
-  const n = text.length;
-  if (n < 2) return;
-  const hits = hotLoop(engine, text, runMin > 0 ? runMin : -1, runs);
   const { classAnchors, letterDigitRules } = engine;
-  const starts: number[] = [];
-  const found: AnchorLit[] = [];
-  let lastAt = -1;
-  let sorted = true;
   let hexAfter = 0;
   for (let k = 0; k < hits.length; k++) {
     const pos = hits[k]!;
@@ -666,6 +656,21 @@ function mainLoop(st: State, runMin: number, runs: number[]): void {
       )
         runAt(st, ca.rule, pos);
     }
+  }
+}
+
+/**
+ * The literals hooked at the positions (bigram slot, third character, then the literal from its
+ * start), in the order of their hooks; false when some literal starts before the one found before.
+ */
+function literalHits(st: State, hits: number[], starts: number[], found: AnchorLit[]): boolean {
+  const { text, engine } = st;
+  const { bigram, third, bigramLits } = engine;
+  const n = text.length;
+  let lastAt = -1;
+  let sorted = true;
+  for (let k = 0; k < hits.length; k++) {
+    const pos = hits[k]!;
     const slot = bigram[((text.charCodeAt(pos) & 255) << 8) | (text.charCodeAt(pos + 1) & 255)]!;
     if (slot === 0) continue;
     const z = pos + 2 < n ? text.charCodeAt(pos + 2) & 255 : 0;
@@ -681,6 +686,42 @@ function mainLoop(st: State, runMin: number, runs: number[]): void {
       starts.push(at);
       found.push(al);
     }
+  }
+  return sorted;
+}
+
+function mainLoop(st: State, runMin: number, runs: number[]): void {
+  const { text, engine } = st;
+  if (text.length < 2) return;
+  const rmin = runMin > 0 ? runMin : -1;
+  const starts: number[] = [];
+  const found: AnchorLit[] = [];
+  let sorted = true;
+  // The kernel checks literal hooks itself and returns the literals found; the JavaScript loop
+  // returns every hooked position, checked here.
+  let r: KernelResult<AnchorLit> | null = null;
+  if (engine.byteHooks)
+    try {
+      r = charKernel()?.run(text, engine, rmin, runs) ?? null;
+    } catch {
+      r = null; // a fault in the kernel costs speed only: the JavaScript loop below does the same
+    }
+  if (r) {
+    spotHits(st, r.spots);
+    let lastAt = -1;
+    for (let q = 0; q < r.lits.length; q += 2) {
+      const at = r.lits[q]!;
+      if (at < lastAt) sorted = false;
+      lastAt = at;
+      starts.push(at);
+      found.push(r.literals[r.lits[q + 1]!]!);
+    }
+  } else {
+    runs.length = 0;
+    const hits: number[] = [];
+    charPass(text, engine.tri, rmin, hits, runs);
+    spotHits(st, hits);
+    sorted = literalHits(st, hits, starts, found);
   }
   // Literals in the order they start (a hook deep in one literal can come after the start of the
   // next), so that each rule is tried left to right like its regex over the whole text.

@@ -1,24 +1,29 @@
 /**
- * The engine's character loop (engine.ts charPass) as a small WebAssembly function, assembled here
- * from a few dozen opcodes. It reads every character of every scanned text, so it is the one place
- * where the engine is limited by how fast a loop runs rather than by how much it has to do: the
- * WebAssembly loop is fast from its first call (no JIT warm-up on type feedback) and ~2.5x faster
- * than the JavaScript one once both are optimised (1.3 vs 3.4 ms per MB of source code).
+ * The engine's character loop (engine.ts charPass and the literal checks of mainLoop) as a small
+ * WebAssembly module, assembled here from a few dozen opcodes. It reads every character of every
+ * scanned text, so it is where the engine is limited by how fast a loop runs rather than by how
+ * much it has to do: WebAssembly is fast from its first call (no JIT warm-up on type feedback) and
+ * ~2.5x faster than the JavaScript loop once both are optimised (1.5 vs 3.4 ms per MB of code).
+ *
+ * Per byte: the rolling trigram hash and its table (`tri`, an entry's bit 1: a literal's hook, bit 2:
+ * a class anchor's or IPv6 spot's trigram), and the base64/hex run counter. A literal hook is
+ * checked here: the bigram's slot, the third character, then each literal of the slot from where it
+ * starts (ASCII case folded for case-insensitive ones), so that JavaScript gets only literals that
+ * are there. Other hooks come back as positions for the caller to check.
  *
  * It works on UTF-8 bytes: the text is copied into the module's memory with `encodeInto` in chunks
- * of CHUNK characters. Positions are reported in UTF-16 code units, as JavaScript counts them: the
- * loop keeps `adj`, how many more bytes than code units it has seen (+1 per continuation byte, -1
- * per 4-byte lead, since a 4-byte sequence is two code units), and a hooked trigram or a base64 run
+ * of CHUNK characters, with LOOK characters of context on each side for literals that cross a chunk
+ * edge. Positions are reported in UTF-16 code units, as JavaScript counts them: the loop keeps
+ * `adj`, how many more bytes than code units it has seen (+1 per continuation byte, -1 per 4-byte
+ * lead, since a 4-byte sequence is two code units), and a hooked trigram, a literal or a base64 run
  * is all ASCII, so its start is its byte offset less `adj`.
  *
  * The hash is that of the JavaScript loop (which folds a code unit to its low 8 bits). For ASCII the
- * two agree; a hook trigram with a non-ASCII character would not, so an engine uses the kernel only
- * when all its literals and class anchors are ASCII (Engine.byteHooks). Hits are candidates that
- * the caller verifies, so positions that only one of the two loops offers (around non-ASCII text)
- * never change a result.
+ * two agree; a hook with a non-ASCII character would not, so an engine uses the kernel only when all
+ * its literals and class anchors are ASCII and no literal is longer than LOOK (Engine.byteHooks).
  *
  * const k = charKernel(); // null where WebAssembly is unavailable: use the JavaScript loop
- * const hits = k.run(text, engine.tri, 16, runs); // Int32Array of trigram starts; runs gets run starts
+ * const r = k.run(text, engine, 16, runs); // r.spots, r.lits (start, literal index) pairs, r.literals
  *
  * The kernel is per thread (each worker instantiates its own); `run` is not re-entrant, and the
  * engine never calls it while using its result.
@@ -26,30 +31,47 @@
 
 /** Characters copied and scanned per call (their UTF-8 takes at most three times as many bytes). */
 export const CHUNK = 64 * 1024;
+/** Characters of context on each side of a chunk: the longest literal the kernel checks. */
+export const LOOK = 256;
 /** The shortest base64/hex run the kernel reports; runs this short are rare enough to list. */
 export const KERNEL_MIN_RUN = 16;
+/** `tri` entry bits. */
+export const TRI_LITERAL = 1;
+export const TRI_SPOT = 2;
 
 const TRI_BITS = 18;
 const TRI_SIZE = 1 << TRI_BITS;
 
-// Memory layout (bytes). Header: the loop's state between calls.
+// Memory layout (bytes). Header: the loop's state between calls, and where the engine's tables are.
 const H_RUNS = 0; // out: runs found in the last call
 const H_HASH = 4; // in/out: rolling trigram hash
 const H_RUN = 8; // in/out: length of the current base64/hex run
 const H_ADJ = 12; // in/out: bytes minus code units so far in this chunk
-const RUN_MASK = 16; // 256 x i8: -1 for a base64/hex byte, 0 otherwise
+const H_NL = 16; // out: literals found in the last call
+const H_LB = 20; // in: bytes of context before TEXT
+const H_OVER = 24; // out: 1 when more literals were found than LIT_CAP
+const H_BIGRAM = 28; // the engine's tables: addresses
+const H_THIRD = 32;
+const H_SLOTS = 36;
+const H_IDS = 40;
+const H_LITS = 44;
+const H_POOL = 48;
+const RUN_MASK = 128; // 256 x i8: -1 for a base64/hex byte, 0 otherwise
 const DELTA = RUN_MASK + 256; // 256 x i8: +1 continuation byte, -1 four-byte lead
-const TRI = 2048; // TRI_SIZE bytes: the engine's trigram table
-const TEXT = TRI + TRI_SIZE; // the chunk's UTF-8, then one 0 byte
-const TEXT_SIZE = CHUNK * 3 + 16;
-const HITS = TEXT + TEXT_SIZE; // i32 per hit: at most one per byte
-const RUNS = HITS + TEXT_SIZE * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
-const END = RUNS + (Math.ceil(TEXT_SIZE / (KERNEL_MIN_RUN + 1)) + 16) * 4;
-const PAGES = Math.ceil(END / 65536);
+const TRI = 1024; // TRI_SIZE bytes: the engine's trigram table
+const LOOK_BYTES = LOOK * 3 + 16;
+const TEXT = TRI + TRI_SIZE + LOOK_BYTES; // context before, the chunk's UTF-8, context after, a 0 byte
+const TEXT_SIZE = CHUNK * 3 + LOOK_BYTES + 16;
+const SPOTS = TEXT + TEXT_SIZE; // i32 per spot: at most one per byte
+const RUNS = SPOTS + TEXT_SIZE * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
+const LITS_FOUND = RUNS + (Math.ceil(TEXT_SIZE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
+const LIT_CAP = TEXT_SIZE;
+const TABLES = LITS_FOUND + LIT_CAP * 8; // the engine's bigram, third, slot and literal tables
 
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+// --- A minimal WebAssembly assembler: just what the loop needs. Code is nested arrays of bytes,
+// flattened once per module.
 
-// --- A minimal WebAssembly assembler: just what the loop needs.
+type Code = number | Code[];
 
 const uleb = (n: number): number[] => {
   const out: number[] = [];
@@ -83,22 +105,32 @@ const op = {
   block: 0x02,
   loop: 0x03,
   if: 0x04,
+  else: 0x05,
   end: 0x0b,
   br: 0x0c,
   brIf: 0x0d,
+  return: 0x0f,
+  call: 0x10,
   get: 0x20,
   set: 0x21,
   tee: 0x22,
   load: 0x28,
   load8s: 0x2c,
   load8u: 0x2d,
+  load16u: 0x2f,
   store: 0x36,
   const: 0x41,
+  eqz: 0x45,
   eq: 0x46,
+  ne: 0x47,
+  ltS: 0x48,
+  ltU: 0x49,
   gtU: 0x4b,
+  geU: 0x4f,
   add: 0x6a,
   sub: 0x6b,
   and: 0x71,
+  or: 0x72,
   xor: 0x73,
   shl: 0x74,
 };
@@ -109,20 +141,25 @@ const i32 = (n: number) => [op.const, ...sleb(n)];
 /** Memory access at a constant offset from the address on the stack (alignment hint: log2 bytes). */
 const load8u = (offset: number) => [op.load8u, 0, ...uleb(offset)];
 const load8s = (offset: number) => [op.load8s, 0, ...uleb(offset)];
+const load16u = (offset: number) => [op.load16u, 1, ...uleb(offset)];
 const load = (offset: number) => [op.load, 2, ...uleb(offset)];
 const store = (offset: number) => [op.store, 2, ...uleb(offset)];
+/** A header word. */
+const header = (h: number) => [i32(0), load(h)];
 
-// ascii|wide(p0, p1, rmin, base) -> hits: bytes [p0, p1) of the chunk at TEXT.
+// Functions: 0 ascii and 1 wide (p0, p1, rmin, base) -> spots; 2 literals (i, base, adj, c).
+const LITERALS_FN = 2;
+
+// The loops' locals.
 const [P0, P1, RMIN, BASE] = [0, 1, 2, 3];
-const [I, H, RUN, C, NH, NR, ADJ] = [4, 5, 6, 7, 8, 9, 10];
-const LOCALS = 7;
+const [I, H, RUN, C, NH, NR, ADJ, F] = [4, 5, 6, 7, 8, 9, 10, 11];
+const LOOP_LOCALS = 8;
 
 /**
- * One byte, at i + j: c = text[i + j]; the trigram hash, a hit when its table entry is set; in a
- * `wide` chunk adj (for code-unit offsets); the run counter, a run when it reaches rmin.
+ * One byte, at i + j: c = text[i + j]; the trigram hash, and at a hooked trigram a spot or the
+ * literal checks; in a `wide` chunk adj (for code-unit offsets); the run counter, a run when it
+ * reaches rmin.
  */
-type Code = number | Code[];
-
 const step = (j: number, wide: boolean): Code => [
   // c = text[i + j]; h = ((h << 6) ^ c) & mask
   get(I),
@@ -136,8 +173,28 @@ const step = (j: number, wide: boolean): Code => [
   i32(TRI_SIZE - 1),
   op.and,
   tee(H),
-  // if (tri[h]) hits[nh++] = base + i + j - 2 - adj
+  // f = tri[h]
   load8u(TRI),
+  tee(F),
+  op.if,
+  VOID,
+  // A spot, when its three bytes are ASCII: spots[nh++] = base + i + j - 2 - adj
+  get(F),
+  i32(TRI_SPOT),
+  op.and,
+  i32(0),
+  op.ne,
+  get(I),
+  load8u(TEXT + j - 2),
+  get(I),
+  load8u(TEXT + j - 1),
+  op.or,
+  get(C),
+  op.or,
+  i32(0x80),
+  op.and,
+  op.eqz,
+  op.and,
   op.if,
   VOID,
   get(NH),
@@ -149,11 +206,27 @@ const step = (j: number, wide: boolean): Code => [
   i32(j - 2),
   op.add,
   wide ? [get(ADJ), op.sub] : [],
-  store(HITS),
+  store(SPOTS),
   get(NH),
   i32(1),
   op.add,
   set(NH),
+  op.end,
+  // A literal's hook: check its literals (rare: a call costs less than the code inline five times).
+  get(F),
+  i32(TRI_LITERAL),
+  op.and,
+  op.if,
+  VOID,
+  get(I),
+  i32(j),
+  op.add,
+  get(BASE),
+  get(ADJ),
+  get(C),
+  op.call,
+  LITERALS_FN,
+  op.end,
   op.end,
   // adj += delta[c]
   wide ? [get(ADJ), get(C), load8s(DELTA), op.add, set(ADJ)] : [],
@@ -218,21 +291,17 @@ const loopBy = (n: number, body: Code): Code => [
  * source code) needs no such step, and takes four bytes per turn of its loop.
  */
 const loopBody = (wide: boolean): Code => [
-  // Load the state.
-  i32(0),
-  load(H_HASH),
+  header(H_HASH),
   set(H),
-  i32(0),
-  load(H_RUN),
+  header(H_RUN),
   set(RUN),
-  i32(0),
-  load(H_ADJ),
+  header(H_ADJ),
   set(ADJ),
   get(P0),
   set(I),
   wide ? [] : loopBy(4, [step(0, false), step(1, false), step(2, false), step(3, false)]),
   loopBy(1, step(0, wide)),
-  // Save the state; return the hit count.
+  // Save the state; return the spot count.
   i32(0),
   get(H),
   store(H_HASH),
@@ -249,18 +318,225 @@ const loopBody = (wide: boolean): Code => [
   op.end,
 ];
 
+// literals(i, base, adj, c): the trigram ending at byte i hooks a literal.
+const [LI, LBASE, LADJ, LC] = [0, 1, 2, 3];
+const [SLOT, K, KEND, LIT, REC, AT, M, LEN, X, CI, OFF, NL] = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+const LITERAL_LOCALS = 12;
+
+/**
+ * The literals of the hook's slot, each checked from where it starts: a record per literal is
+ * [pool offset: i32, length: u8, lead: u8, case-insensitive: u8, 0]; the pool holds the literals'
+ * bytes (lower case when case-insensitive). A match is stored as (code-unit start, literal index).
+ */
+const literalsBody: Code = [
+  // slot = bigram[text[i - 2] << 8 | text[i - 1]]; none: return
+  get(LI),
+  load8u(TEXT - 2),
+  i32(8),
+  op.shl,
+  get(LI),
+  load8u(TEXT - 1),
+  op.or,
+  i32(1),
+  op.shl,
+  header(H_BIGRAM),
+  op.add,
+  load16u(0),
+  tee(SLOT),
+  op.eqz,
+  op.if,
+  VOID,
+  op.return,
+  op.end,
+  // third[slot << 8 | c], else return
+  get(SLOT),
+  i32(8),
+  op.shl,
+  get(LC),
+  op.or,
+  header(H_THIRD),
+  op.add,
+  load8u(0),
+  op.eqz,
+  op.if,
+  VOID,
+  op.return,
+  op.end,
+  // k = slots[slot], kend = slots[slot + 1]
+  get(SLOT),
+  i32(2),
+  op.shl,
+  header(H_SLOTS),
+  op.add,
+  tee(REC),
+  load(0),
+  set(K),
+  get(REC),
+  load(4),
+  set(KEND),
+  op.block,
+  VOID,
+  op.loop,
+  VOID,
+  get(K),
+  get(KEND),
+  op.geU,
+  op.brIf,
+  1,
+  // lit = ids[k]; rec = lits + lit * 8; at = i - 2 - lead
+  get(K),
+  i32(2),
+  op.shl,
+  header(H_IDS),
+  op.add,
+  load(0),
+  tee(LIT),
+  i32(3),
+  op.shl,
+  header(H_LITS),
+  op.add,
+  tee(REC),
+  load8u(5),
+  set(AT),
+  get(LI),
+  i32(2),
+  op.sub,
+  get(AT),
+  op.sub,
+  set(AT),
+  op.block,
+  VOID,
+  // Not before the context: at < -lb skips.
+  get(AT),
+  i32(0),
+  header(H_LB),
+  op.sub,
+  op.ltS,
+  op.brIf,
+  0,
+  get(REC),
+  load8u(4),
+  set(LEN),
+  get(REC),
+  load8u(6),
+  set(CI),
+  get(REC),
+  load(0),
+  header(H_POOL),
+  op.add,
+  set(OFF),
+  i32(0),
+  set(M),
+  op.block,
+  VOID,
+  op.loop,
+  VOID,
+  get(M),
+  get(LEN),
+  op.geU,
+  op.brIf,
+  1,
+  // x = text[at + m], folded to lower case (A-Z) for a case-insensitive literal. (at may be
+  // negative, in the context before TEXT: an address is unsigned, so TEXT is added first.)
+  get(AT),
+  get(M),
+  op.add,
+  i32(TEXT),
+  op.add,
+  load8u(0),
+  set(X),
+  get(CI),
+  op.if,
+  VOID,
+  get(X),
+  get(X),
+  i32(65),
+  op.sub,
+  i32(26),
+  op.ltU,
+  i32(5),
+  op.shl,
+  op.or,
+  set(X),
+  op.end,
+  // x != pool[off + m]: not this literal
+  get(X),
+  get(OFF),
+  get(M),
+  op.add,
+  load8u(0),
+  op.ne,
+  op.brIf,
+  2,
+  get(M),
+  i32(1),
+  op.add,
+  set(M),
+  op.br,
+  0,
+  op.end,
+  op.end,
+  // Found: (base + at - adj, lit), unless the list is full.
+  header(H_NL),
+  tee(NL),
+  i32(LIT_CAP),
+  op.geU,
+  op.if,
+  VOID,
+  i32(0),
+  i32(1),
+  store(H_OVER),
+  op.else,
+  get(NL),
+  i32(3),
+  op.shl,
+  get(LBASE),
+  get(AT),
+  op.add,
+  get(LADJ),
+  op.sub,
+  store(LITS_FOUND),
+  get(NL),
+  i32(3),
+  op.shl,
+  get(LIT),
+  store(LITS_FOUND + 4),
+  i32(0),
+  get(NL),
+  i32(1),
+  op.add,
+  store(H_NL),
+  op.end,
+  op.end,
+  get(K),
+  i32(1),
+  op.add,
+  set(K),
+  op.br,
+  0,
+  op.end,
+  op.end,
+  op.end,
+];
+
 /** The kernel's WebAssembly module (build.ts inlines it into the binary as SLUICE_CHAR_KERNEL). */
 export function kernelModuleBytes(): Uint8Array {
-  const fn = (wide: boolean) => {
-    // Nested arrays flattened once: spreading each piece costs ~1 ms more at a cold start.
-    const code = [...vec([[...uleb(LOCALS), I32]]), ...(loopBody(wide) as number[]).flat(8)];
-    return [...uleb(code.length), ...code];
+  const fn = (locals: number, code: Code) => {
+    const bytes = [...vec([[...uleb(locals), I32]]), ...(code as number[]).flat(8)];
+    return [...uleb(bytes.length), ...bytes];
   };
+  const params4 = vec([[I32], [I32], [I32], [I32]]);
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
-    ...section(1, vec([[0x60, ...vec([[I32], [I32], [I32], [I32]]), ...vec([[I32]])]])),
-    ...section(3, vec([[0], [0]])),
-    ...section(5, vec([[0x00, ...uleb(PAGES)]])),
+    ...section(
+      1,
+      vec([
+        [0x60, ...params4, ...vec([[I32]])],
+        [0x60, ...params4, ...vec([])],
+      ]),
+    ),
+    ...section(3, vec([[0], [0], [1]])),
+    ...section(5, vec([[0x00, ...uleb(Math.ceil(TABLES / 65536))]])),
     ...section(
       7,
       vec([
@@ -269,17 +545,50 @@ export function kernelModuleBytes(): Uint8Array {
         [...name("memory"), 0x02, 0],
       ]),
     ),
-    ...section(10, vec([fn(false), fn(true)])),
+    ...section(
+      10,
+      vec([
+        fn(LOOP_LOCALS, loopBody(false)),
+        fn(LOOP_LOCALS, loopBody(true)),
+        fn(LITERAL_LOCALS, literalsBody),
+      ]),
+    ),
   ]);
+}
+
+/** What the kernel reads of an engine (engine.ts Engine). */
+export interface KernelTables {
+  /** 18-bit trigram hash -> TRI_LITERAL | TRI_SPOT bits. */
+  tri: Uint8Array;
+  /** (c0 << 8 | c1) -> slot (0: none). */
+  bigram: Uint16Array;
+  /** slot << 8 | third character -> 1. */
+  third: Uint8Array;
+  /** Per slot, its literals. */
+  bigramLits: { lit: string; lower: string | null; lead: number }[][];
+}
+
+export interface KernelResult<L> {
+  /** Starts of ASCII trigrams with TRI_SPOT (class anchors, IPv6 spots), for the caller to check. */
+  spots: Int32Array;
+  /** (start, index in `literals`) of each literal found, in the order of their hooks. */
+  lits: Int32Array;
+  literals: L[];
 }
 
 export interface CharKernel {
   /**
-   * Trigram hits (starts of trigrams whose hash is set in `tri`) and, when `rmin` >= KERNEL_MIN_RUN,
-   * the starts of base64/hex runs when they reach `rmin` characters (pushed to `runs`), in text
-   * order; the same as engine.ts charPass for an engine with byteHooks. `rmin` -1: no runs.
+   * One pass over `text`: spots, literals found and, when `rmin` >= KERNEL_MIN_RUN, the starts of
+   * base64/hex runs when they reach `rmin` characters (pushed to `runs`; -1: none). Null when more
+   * literals were found than the kernel can hold (then `runs` is incomplete: use the JavaScript
+   * loop). The same as engine.ts charPass and mainLoop's literal checks, for an engine with byteHooks.
    */
-  run(text: string, tri: Uint8Array, rmin: number, runs: number[]): Int32Array;
+  run<L extends KernelTables["bigramLits"][number][number]>(
+    text: string,
+    tables: KernelTables & { bigramLits: L[][] },
+    rmin: number,
+    runs: number[],
+  ): KernelResult<L> | null;
 }
 
 let kernel: CharKernel | null | undefined;
@@ -298,6 +607,8 @@ export function charKernel(): CharKernel | null {
 
 declare const SLUICE_CHAR_KERNEL: string | undefined;
 
+const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
 function makeKernel(): CharKernel {
   const bytes =
     typeof SLUICE_CHAR_KERNEL === "string" ? Uint8Array.fromHex(SLUICE_CHAR_KERNEL) : kernelModuleBytes();
@@ -305,47 +616,141 @@ function makeKernel(): CharKernel {
   type Loop = (p0: number, p1: number, rmin: number, base: number) => number;
   const ascii = instance.exports.ascii as Loop;
   const wide = instance.exports.wide as Loop;
-  const buffer = (instance.exports.memory as WebAssembly.Memory).buffer;
-  const u8 = new Uint8Array(buffer);
-  const words = new Int32Array(buffer);
-  const runMask = new Int32Array(256);
+  const memory = instance.exports.memory as WebAssembly.Memory;
+  let u8 = new Uint8Array(memory.buffer);
+  let words = new Int32Array(memory.buffer);
+  const runMask = new Int8Array(256);
   for (const c of B64) runMask[c.charCodeAt(0)] = -1;
-  u8.set(new Uint8Array(Int8Array.from(runMask).buffer), RUN_MASK);
+  u8.set(new Uint8Array(runMask.buffer), RUN_MASK);
   const delta = new Int8Array(256);
   for (let b = 0x80; b < 0xc0; b++) delta[b] = 1;
   for (let b = 0xf0; b < 0xf8; b++) delta[b] = -1;
   u8.set(new Uint8Array(delta.buffer), DELTA);
-  const textView = u8.subarray(TEXT, TEXT + TEXT_SIZE - 1);
   const encoder = new TextEncoder();
-  let loaded: Uint8Array | null = null;
+  let loaded: KernelTables | null = null;
+  let literals: unknown[] = [];
+
+  /** Copy an engine's tables into memory (once per engine: they never change once compiled). */
+  function load(t: KernelTables): void {
+    if (t.tri.length !== TRI_SIZE || t.bigram.length !== 65536)
+      throw new RangeError("tables of the wrong size");
+    const ids = new Map<unknown, number>();
+    const slotStarts: number[] = [];
+    const slotIds: number[] = [];
+    literals = [];
+    for (const slot of t.bigramLits) {
+      slotStarts.push(slotIds.length);
+      for (const al of slot) {
+        let id = ids.get(al);
+        if (id === undefined) {
+          ids.set(al, (id = literals.length));
+          literals.push(al);
+        }
+        slotIds.push(id);
+      }
+    }
+    slotStarts.push(slotIds.length);
+    const pool: number[] = [];
+    const records = new Uint8Array(literals.length * 8);
+    const recordWords = new Int32Array(records.buffer);
+    (literals as KernelTables["bigramLits"][number]).forEach((al, id) => {
+      const text = al.lower ?? al.lit;
+      if (text.length > LOOK || al.lead > 255 || /[^\x01-\x7f]/.test(text))
+        throw new RangeError("a literal the kernel cannot check");
+      recordWords[id * 2] = pool.length;
+      records[id * 8 + 4] = text.length;
+      records[id * 8 + 5] = al.lead;
+      records[id * 8 + 6] = al.lower === null ? 0 : 1;
+      for (let k = 0; k < text.length; k++) pool.push(text.charCodeAt(k));
+    });
+    const align = (n: number) => (n + 7) & ~7;
+    const bigramAt = TABLES;
+    const thirdAt = align(bigramAt + 65536 * 2);
+    const slotsAt = align(thirdAt + t.third.length);
+    const idsAt = align(slotsAt + slotStarts.length * 4);
+    const litsAt = align(idsAt + slotIds.length * 4);
+    const poolAt = align(litsAt + records.length);
+    const end = poolAt + pool.length;
+    if (end > memory.buffer.byteLength) {
+      memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
+      u8 = new Uint8Array(memory.buffer);
+      words = new Int32Array(memory.buffer);
+    }
+    u8.set(t.tri, TRI);
+    u8.set(new Uint8Array(t.bigram.buffer, t.bigram.byteOffset, t.bigram.byteLength), bigramAt);
+    u8.set(t.third, thirdAt);
+    words.set(slotStarts, slotsAt >> 2);
+    words.set(slotIds, idsAt >> 2);
+    u8.set(records, litsAt);
+    u8.set(pool, poolAt);
+    words[H_BIGRAM >> 2] = bigramAt;
+    words[H_THIRD >> 2] = thirdAt;
+    words[H_SLOTS >> 2] = slotsAt;
+    words[H_IDS >> 2] = idsAt;
+    words[H_LITS >> 2] = litsAt;
+    words[H_POOL >> 2] = poolAt;
+    loaded = t;
+  }
+
+  /** A growable list of i32. */
+  class Ints {
+    a: Int32Array;
+    n = 0;
+    constructor(cap: number) {
+      this.a = new Int32Array(cap);
+    }
+    add(from: Int32Array, start: number, count: number) {
+      if (this.n + count > this.a.length) {
+        const grown = new Int32Array(Math.max(this.a.length * 2, this.n + count));
+        grown.set(this.a.subarray(0, this.n));
+        this.a = grown;
+      }
+      this.a.set(from.subarray(start, start + count), this.n);
+      this.n += count;
+    }
+    done() {
+      return this.a.subarray(0, this.n);
+    }
+  }
 
   return {
-    run(text, tri, rmin, runs) {
-      if (tri.length !== TRI_SIZE) throw new RangeError("trigram table of the wrong size");
+    run(text, tables, rmin, runs) {
       if (rmin !== -1 && rmin < KERNEL_MIN_RUN) throw new RangeError(`runs shorter than ${KERNEL_MIN_RUN}`);
-      // An engine's table never changes once compiled: copy it only when the engine changes.
-      if (loaded !== tri) {
-        u8.set(tri, TRI);
-        loaded = tri;
-      }
+      if (loaded !== tables) load(tables);
       const n = text.length;
-      if (n < 2) return new Int32Array(0);
-      let out = new Int32Array(Math.max(256, n >> 5));
-      let count = 0;
-      for (let a = 0; a < n; a += CHUNK) {
+      const spots = new Ints(64);
+      const lits = new Ints(Math.max(64, n >> 6));
+      for (let a = 0; a < n && n >= 2; a += CHUNK) {
         const b = Math.min(n, a + CHUNK);
+        // Context before the chunk (for a literal that starts there), encoded where the spots go
+        // and moved to just before TEXT.
+        let lb = 0;
+        if (a > 0) {
+          lb = encoder.encodeInto(text.substring(Math.max(0, a - LOOK), a), u8.subarray(SPOTS)).written;
+          u8.copyWithin(TEXT - lb, SPOTS, SPOTS + lb);
+        }
         const { read, written } = encoder.encodeInto(
           a === 0 && b === n ? text : text.substring(a, b),
-          textView,
+          u8.subarray(TEXT, TEXT + CHUNK * 3),
         );
         if (read !== b - a) throw new Error("kernel: a chunk did not fit");
-        let p0 = 0;
+        // Context after it (for a literal that ends there), then a 0 byte.
+        const la =
+          b < n
+            ? encoder.encodeInto(text.substring(b, Math.min(n, b + LOOK)), u8.subarray(TEXT + written))
+                .written
+            : 0;
+        u8[TEXT + written + la] = 0;
+        words[H_LB >> 2] = lb;
         words[H_ADJ >> 2] = 0;
+        words[H_NL >> 2] = 0;
+        words[H_OVER >> 2] = 0;
+        let p0 = 0;
         if (a === 0) {
-          // The first two characters start the hash and the run; hits start at the third.
+          // The first two characters start the hash and the run; hooks start at the third.
           let run = 0;
           let adj = 0;
-          for (let k = 0; k < 2 && k < written; k++) {
+          for (let k = 0; k < 2; k++) {
             const c = u8[TEXT + k]!;
             run = (run + 1) & runMask[c]!;
             adj += delta[c]!;
@@ -355,26 +760,17 @@ function makeKernel(): CharKernel {
           words[H_ADJ >> 2] = adj;
           p0 = 2;
         }
-        let p1 = written;
-        if (b === n) {
-          // A 0 byte after the text: the last trigrams are checked with it, as charPass does.
-          u8[TEXT + written] = 0;
-          p1 = written + 1;
-        }
+        // The last chunk ends with its 0 byte: the last trigrams are checked with it, as charPass does.
+        const p1 = b === n ? written + 1 : written;
         // One byte per character: an ASCII chunk.
-        const loop = written === read ? ascii : wide;
-        const hits = p1 > p0 ? loop(p0, p1, rmin, a) : 0;
-        if (count + hits > out.length) {
-          const grown = new Int32Array(Math.max(out.length * 2, count + hits));
-          grown.set(out.subarray(0, count));
-          out = grown;
-        }
-        out.set(words.subarray(HITS >> 2, (HITS >> 2) + hits), count);
-        count += hits;
+        const found = p1 > p0 ? (written === read ? ascii : wide)(p0, p1, rmin, a) : 0;
+        if (words[H_OVER >> 2] !== 0) return null;
+        spots.add(words, SPOTS >> 2, found);
+        lits.add(words, LITS_FOUND >> 2, words[H_NL >> 2]! * 2);
         const nr = words[H_RUNS >> 2]!;
         for (let k = 0; k < nr; k++) runs.push(words[(RUNS >> 2) + k]!);
       }
-      return out.subarray(0, count);
+      return { spots: spots.done(), lits: lits.done(), literals: literals as never[] };
     },
   };
 }

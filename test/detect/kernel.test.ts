@@ -7,8 +7,8 @@
 import { expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import { charPass, compileRules, type Engine, hotLoop, scanText } from "../../src/detect/engine.ts";
-import { CHUNK, charKernel } from "../../src/detect/kernel.ts";
+import { charPass, compileRules, type Engine, scanText } from "../../src/detect/engine.ts";
+import { CHUNK, charKernel, LOOK, TRI_SPOT } from "../../src/detect/kernel.ts";
 
 const engine = compileRules(loadBuiltinRules());
 const jsOnly: Engine = { ...engine, byteHooks: false };
@@ -59,22 +59,48 @@ function randomText(parts: number): string {
   return s;
 }
 
-/** charPass's hits at trigrams of ASCII characters (the only ones a hook can start at), and its runs. */
-function reference(text: string, rmin: number) {
-  const hits: number[] = [];
-  const runs: number[] = [];
-  charPass(text, engine.tri, rmin, hits, runs);
-  return { hits: hits.filter((p) => asciiTrigram(text, p)), runs };
-}
+const triHash = (a: number, b: number, c: number) => ((a << 12) ^ (b << 6) ^ c) & ((1 << 18) - 1);
 const asciiTrigram = (text: string, p: number) => {
   for (let k = p; k < p + 3 && k < text.length; k++) if (text.charCodeAt(k) > 0x7f) return false;
   return true;
 };
 
+/**
+ * What the JavaScript path finds: charPass's hooked positions, of which the spots (class anchors,
+ * IPv6) at ASCII trigrams, and the literals there (mainLoop's checks: bigram slot, third character,
+ * the literal from its start); and charPass's runs.
+ */
+function reference(text: string, rmin: number) {
+  const hits: number[] = [];
+  const runs: number[] = [];
+  charPass(text, engine.tri, rmin, hits, runs);
+  const at3 = (p: number) => (p < text.length ? text.charCodeAt(p) & 255 : 0);
+  const spots = hits.filter(
+    (p) => asciiTrigram(text, p) && (engine.tri[triHash(at3(p), at3(p + 1), at3(p + 2))]! & TRI_SPOT) !== 0,
+  );
+  const lits: string[] = [];
+  for (const p of hits) {
+    const slot = engine.bigram[(at3(p) << 8) | at3(p + 1)]!;
+    if (slot === 0 || engine.third[(slot << 8) | at3(p + 2)] !== 1) continue;
+    for (const al of engine.bigramLits[slot]!) {
+      const at = p - al.lead;
+      const here = text.slice(at, at + al.lit.length);
+      if (
+        at >= 0 &&
+        (al.lower === null ? here === al.lit : here.replace(/[A-Z]/g, (c) => c.toLowerCase()) === al.lower)
+      )
+        lits.push(`${at}:${al.lit}`);
+    }
+  }
+  return { spots, lits, runs };
+}
+
 function kernelRun(text: string, rmin: number) {
   const runs: number[] = [];
-  const hits = [...charKernel()!.run(text, engine.tri, rmin, runs)];
-  return { hits: hits.filter((p) => asciiTrigram(text, p)), runs };
+  const r = charKernel()!.run(text, engine, rmin, runs)!;
+  const lits: string[] = [];
+  for (let q = 0; q < r.lits.length; q += 2) lits.push(`${r.lits[q]}:${r.literals[r.lits[q + 1]!]!.lit}`);
+  return { spots: [...r.spots], lits, runs };
 }
 
 test("the built-in rules hook on ASCII only, so the engine uses the kernel", () => {
@@ -82,7 +108,7 @@ test("the built-in rules hook on ASCII only, so the engine uses the kernel", () 
   expect(engine.byteHooks).toBe(true);
 });
 
-test("same hooked trigrams and runs as charPass on random text of every kind of character", () => {
+test("same spots, literals and runs as the JavaScript path on random text of every kind of character", () => {
   for (let t = 0; t < 1500; t++) {
     const text = randomText(1 + rnd(12));
     if (text.length < 2) continue;
@@ -100,7 +126,15 @@ test("texts longer than a chunk: state carries over, positions stay in code unit
     text += randomText(20) + "x".repeat(rnd(5)) + randomText(20);
     for (const rmin of [-1, 16]) expect(kernelRun(text, rmin)).toEqual(reference(text, rmin));
   }
-  // A base64 run and a surrogate pair cut by the boundary.
+  // A literal cut by the boundary, one that starts in the context before it, a base64 run and a
+  // surrogate pair cut by it.
+  for (const cut of [1, 2, 3, 4, 5, 8]) {
+    const t = `${"é".repeat(CHUNK - cut)}AKIAIOSFODNN7EXAMPLQ token = "${"x".repeat(20)}"`;
+    expect(kernelRun(t, 16)).toEqual(reference(t, 16));
+    expect(kernelRun(t, 16).lits.length).toBeGreaterThan(0);
+  }
+  const long = `${"a".repeat(CHUNK - LOOK)}-----BEGIN OPENSSH PRIVATE KEY-----`;
+  expect(kernelRun(long, 16)).toEqual(reference(long, 16));
   const a = `${"a ".repeat(CHUNK / 2 - 10)}${"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(2)} tail`;
   expect(kernelRun(a, 16)).toEqual(reference(a, 16));
   const b = `${"é".repeat(CHUNK - 1)}😀${["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("")}`;
@@ -142,5 +176,7 @@ test("an engine with a non-ASCII literal keeps the JavaScript loop, and finds it
   expect(e.byteHooks).toBe(false);
   const text = "xx Geheimnisü-12345678 yy";
   expect(scanText(e, text, { encoding: null }).map((m) => m.start)).toEqual([3]);
-  expect([...hotLoop(e, text, -1, [])]).toContain(3);
+  const hits: number[] = [];
+  charPass(text, e.tri, -1, hits, []);
+  expect(hits).toContain(3);
 });
