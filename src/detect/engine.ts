@@ -424,23 +424,30 @@ function slotTables(
   thirds: (number[] | null)[],
   classCodes: number[][][],
   hexColons: boolean,
+  marks?: [literal: number[], spot: number[]],
 ): { third: Uint8Array; tri: Uint8Array } {
   const third = new Uint8Array(slotKeys.length * 256);
   const tri = new Uint8Array(TRI_MASK + 1);
+  for (let slot = 1; slot < slotKeys.length; slot++) {
+    const list = thirds[slot];
+    if (list === null || list === undefined) third.fill(1, slot << 8, (slot + 1) << 8);
+    else for (const z of list) third[(slot << 8) | z] = 1;
+  }
+  if (marks) {
+    // From a snapshot: the table's entries as they were computed (~2 ms less at a cold start).
+    for (const h of marks[0]) tri[h] = TRI_LITERAL;
+    for (const h of marks[1]) tri[h] = tri[h]! | TRI_SPOT;
+    return { third, tri };
+  }
   const mark = (h: number, bit: number) => {
     tri[h] = tri[h]! | bit;
   };
   for (let slot = 1; slot < slotKeys.length; slot++) {
     const key = slotKeys[slot]!;
     const list = thirds[slot];
-    if (list === null || list === undefined) {
-      third.fill(1, slot << 8, (slot + 1) << 8);
+    if (list === null || list === undefined)
       for (let z = 0; z < 256; z++) mark(triHash(key >> 8, key & 255, z), TRI_LITERAL);
-    } else
-      for (const z of list) {
-        third[(slot << 8) | z] = 1;
-        mark(triHash(key >> 8, key & 255, z), TRI_LITERAL);
-      }
+    else for (const z of list) mark(triHash(key >> 8, key & 255, z), TRI_LITERAL);
   }
   for (const [a, b, c] of classCodes)
     for (const x of a!)
@@ -450,6 +457,17 @@ function slotTables(
     for (const x of HEX_DIGITS)
       for (const z of `${HEX_DIGITS}:`) mark(triHash(x.charCodeAt(0), 58, z.charCodeAt(0)), TRI_SPOT);
   return { third, tri };
+}
+
+/** The entries of `tri` with each bit, for a snapshot. */
+function triMarks(tri: Uint8Array): [literal: number[], spot: number[]] {
+  const literal: number[] = [];
+  const spot: number[] = [];
+  for (let h = 0; h < tri.length; h++) {
+    if (tri[h]! & TRI_LITERAL) literal.push(h);
+    if (tri[h]! & TRI_SPOT) spot.push(h);
+  }
+  return [literal, spot];
 }
 
 /**
@@ -1247,6 +1265,8 @@ export interface EngineSnapshot {
   classAnchors: [rule: number, c0: number, c1: number, c2: number][];
   /** The character codes of each class anchor's three sets (for its trigrams). */
   classCodes: number[][][];
+  /** The hot loop's table: its entries with TRI_LITERAL, and with TRI_SPOT. */
+  tri: [literal: number[], spot: number[]];
   fullRules: number[];
   problems: CompileProblem[];
 }
@@ -1315,6 +1335,7 @@ export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot 
     digitRules: engine.digitRules,
     classAnchors: engine.classAnchors.map((c) => [c.rule, tab(c.c0), tab(c.c1), tab(c.c2)]),
     classCodes: engine.classAnchors.map((c) => [c.c0, c.c1, c.c2].map(codesOf)),
+    tri: triMarks(engine.tri),
     fullRules: engine.fullRules,
     problems: engine.problems,
   };
@@ -1390,7 +1411,7 @@ export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engin
     thirds.push(list[0] === -1 ? null : list);
   });
   const letterDigitRules = snap.digitRules.some((ri) => rules[ri]!.letters);
-  const { third, tri } = slotTables(slotKeys, thirds, snap.classCodes, letterDigitRules);
+  const { third, tri } = slotTables(slotKeys, thirds, snap.classCodes, letterDigitRules, snap.tri);
   const bigramLits = snap.bigramLits.map((slot) => slot.map((i) => lits[i]!));
   return {
     rules,

@@ -67,6 +67,8 @@ const RUNS = SPOTS + TEXT_SIZE * 4; // i32 per run: at most one per KERNEL_MIN_R
 const LITS_FOUND = RUNS + (Math.ceil(TEXT_SIZE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
 const LIT_CAP = TEXT_SIZE;
 const TABLES = LITS_FOUND + LIT_CAP * 8; // the engine's bigram, third, slot and literal tables
+/** Room for them from the start: growing the memory costs 1-3 ms. The built-in rules need ~200 KB. */
+const TABLES_ROOM = 512 * 1024;
 
 // --- A minimal WebAssembly assembler: just what the loop needs. Code is nested arrays of bytes,
 // flattened once per module.
@@ -536,7 +538,7 @@ export function kernelModuleBytes(): Uint8Array {
       ]),
     ),
     ...section(3, vec([[0], [0], [1]])),
-    ...section(5, vec([[0x00, ...uleb(Math.ceil(TABLES / 65536))]])),
+    ...section(5, vec([[0x00, ...uleb(Math.ceil((TABLES + TABLES_ROOM) / 65536))]])),
     ...section(
       7,
       vec([
@@ -569,7 +571,10 @@ export interface KernelTables {
 }
 
 export interface KernelResult<L> {
-  /** Starts of ASCII trigrams with TRI_SPOT (class anchors, IPv6 spots), for the caller to check. */
+  /**
+   * Starts of ASCII trigrams with TRI_SPOT (class anchors, IPv6 spots), for the caller to check.
+   * This and `lits` are valid until the kernel's next call.
+   */
   spots: Int32Array;
   /** (start, index in `literals`) of each literal found, in the order of their hooks. */
   lits: Int32Array;
@@ -692,34 +697,27 @@ function makeKernel(): CharKernel {
     loaded = t;
   }
 
-  /** A growable list of i32. */
-  class Ints {
-    a: Int32Array;
-    n = 0;
-    constructor(cap: number) {
-      this.a = new Int32Array(cap);
+  // The result's lists, reused from call to call (a result is read before the next call).
+  let spotList: Int32Array = new Int32Array(4096);
+  let litList: Int32Array = new Int32Array(4096);
+  /** list[at, at + count) = words[from, from + count), the list grown when needed. */
+  const append = (list: Int32Array, at: number, from: number, count: number): Int32Array => {
+    if (at + count > list.length) {
+      const grown = new Int32Array(Math.max(list.length * 2, at + count));
+      grown.set(list.subarray(0, at));
+      list = grown;
     }
-    add(from: Int32Array, start: number, count: number) {
-      if (this.n + count > this.a.length) {
-        const grown = new Int32Array(Math.max(this.a.length * 2, this.n + count));
-        grown.set(this.a.subarray(0, this.n));
-        this.a = grown;
-      }
-      this.a.set(from.subarray(start, start + count), this.n);
-      this.n += count;
-    }
-    done() {
-      return this.a.subarray(0, this.n);
-    }
-  }
+    for (let k = 0; k < count; k++) list[at + k] = words[from + k]!;
+    return list;
+  };
 
   return {
     run(text, tables, rmin, runs) {
       if (rmin !== -1 && rmin < KERNEL_MIN_RUN) throw new RangeError(`runs shorter than ${KERNEL_MIN_RUN}`);
       if (loaded !== tables) load(tables);
       const n = text.length;
-      const spots = new Ints(64);
-      const lits = new Ints(Math.max(64, n >> 6));
+      let spotCount = 0;
+      let litCount = 0;
       for (let a = 0; a < n && n >= 2; a += CHUNK) {
         const b = Math.min(n, a + CHUNK);
         // Context before the chunk (for a literal that starts there), encoded where the spots go
@@ -765,12 +763,19 @@ function makeKernel(): CharKernel {
         // One byte per character: an ASCII chunk.
         const found = p1 > p0 ? (written === read ? ascii : wide)(p0, p1, rmin, a) : 0;
         if (words[H_OVER >> 2] !== 0) return null;
-        spots.add(words, SPOTS >> 2, found);
-        lits.add(words, LITS_FOUND >> 2, words[H_NL >> 2]! * 2);
+        spotList = append(spotList, spotCount, SPOTS >> 2, found);
+        spotCount += found;
+        const nl = words[H_NL >> 2]! * 2;
+        litList = append(litList, litCount, LITS_FOUND >> 2, nl);
+        litCount += nl;
         const nr = words[H_RUNS >> 2]!;
         for (let k = 0; k < nr; k++) runs.push(words[(RUNS >> 2) + k]!);
       }
-      return { spots: spots.done(), lits: lits.done(), literals: literals as never[] };
+      return {
+        spots: spotList.subarray(0, spotCount),
+        lits: litList.subarray(0, litCount),
+        literals: literals as never[],
+      };
     },
   };
 }

@@ -17,6 +17,11 @@ test("restored from the snapshot, the built-in engine equals a fresh compilation
   expect(restored).not.toBeNull();
   expect(snapshotEngine(restored!, defs)).toEqual(snapshotEngine(fresh, defs));
   expect(restored!.rules.map((r) => r.def)).toEqual(fresh.rules.map((r) => r.def));
+  // The tables the hot loop and the kernel read, restored rather than rebuilt.
+  expect(restored!.tri).toEqual(fresh.tri);
+  expect(restored!.third).toEqual(fresh.third);
+  expect(restored!.bigram).toEqual(fresh.bigram);
+  expect(restored!.byteHooks).toBe(true);
   const text = `const k = "${["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("")}"; mail bob@example.com, 4111 1111 1111 1111`;
   const names = (e: typeof fresh) =>
     scanText(e, text, { encoding: null }).map((m) => `${m.rule.name}@${m.start}`);
