@@ -58,7 +58,10 @@ const H_LITS = 44;
 const H_POOL = 48;
 const RUN_MASK = 128; // 256 x i8: -1 for a base64/hex byte, 0 otherwise
 const DELTA = RUN_MASK + 256; // 256 x i8: +1 continuation byte, -1 four-byte lead
-const TRI = 1024; // TRI_SIZE bytes: the engine's trigram table
+// 3 x 256 x u8: per byte, the spot kinds (a bit per class anchor, the last for IPv6 spots) that
+// accept it first, second and third: a spot is one where the three have a bit in common.
+const SPOT_SETS = DELTA + 256;
+const TRI = 2048; // TRI_SIZE bytes: the engine's trigram table
 const LOOK_BYTES = LOOK * 3 + 16;
 const TEXT = TRI + TRI_SIZE + LOOK_BYTES; // context before, the chunk's UTF-8, context after, a 0 byte
 const TEXT_SIZE = CHUNK * 3 + LOOK_BYTES + 16;
@@ -180,7 +183,8 @@ const step = (j: number, wide: boolean): Code => [
   tee(F),
   op.if,
   VOID,
-  // A spot, when its three bytes are ASCII: spots[nh++] = base + i + j - 2 - adj
+  // A spot, when its three bytes are one (not another trigram of the same hash): spots[nh++] =
+  // base + i + j - 2 - adj
   get(F),
   i32(TRI_SPOT),
   op.and,
@@ -188,14 +192,16 @@ const step = (j: number, wide: boolean): Code => [
   op.ne,
   get(I),
   load8u(TEXT + j - 2),
+  load8u(SPOT_SETS),
   get(I),
   load8u(TEXT + j - 1),
-  op.or,
-  get(C),
-  op.or,
-  i32(0x80),
+  load8u(SPOT_SETS + 256),
   op.and,
-  op.eqz,
+  get(C),
+  load8u(SPOT_SETS + 512),
+  op.and,
+  i32(0),
+  op.ne,
   op.and,
   op.if,
   VOID,
@@ -568,11 +574,15 @@ export interface KernelTables {
   third: Uint8Array;
   /** Per slot, its literals. */
   bigramLits: { lit: string; lower: string | null; lead: number }[][];
+  /** The class anchors: the characters each accepts first, second and third (by char code). */
+  classAnchors: { c0: Uint8Array; c1: Uint8Array; c2: Uint8Array }[];
+  /** IPv6 spots (a hex digit, a colon, a hex digit or a colon) are hooked too. */
+  letterDigitRules: boolean;
 }
 
 export interface KernelResult<L> {
   /**
-   * Starts of ASCII trigrams with TRI_SPOT (class anchors, IPv6 spots), for the caller to check.
+   * Starts of class-anchor and IPv6-spot trigrams (their characters checked), for the caller.
    * This and `lits` are valid until the kernel's next call.
    */
   spots: Int32Array;
@@ -682,6 +692,27 @@ function makeKernel(): CharKernel {
       words = new Int32Array(memory.buffer);
     }
     u8.set(t.tri, TRI);
+    // Spot kinds: a bit per class anchor, bit 7 for IPv6 spots; with more anchors than bits, every
+    // byte is accepted (no spot is left out, JavaScript checks them all).
+    const sets = u8.subarray(SPOT_SETS, SPOT_SETS + 768);
+    sets.fill(t.classAnchors.length > 7 ? 0xff : 0);
+    if (t.classAnchors.length <= 7) {
+      t.classAnchors.forEach((ca, k) => {
+        for (let b = 0; b < 128; b++) {
+          if (ca.c0[b] === 1) sets[b] = sets[b]! | (1 << k);
+          if (ca.c1[b] === 1) sets[256 + b] = sets[256 + b]! | (1 << k);
+          if (ca.c2[b] === 1) sets[512 + b] = sets[512 + b]! | (1 << k);
+        }
+      });
+      if (t.letterDigitRules)
+        for (const c of "0123456789abcdefABCDEF") {
+          const b = c.charCodeAt(0);
+          sets[b] = sets[b]! | 0x80;
+          sets[512 + b] = sets[512 + b]! | 0x80;
+        }
+      sets[256 + 58] = sets[256 + 58]! | (t.letterDigitRules ? 0x80 : 0);
+      sets[512 + 58] = sets[512 + 58]! | (t.letterDigitRules ? 0x80 : 0);
+    }
     u8.set(new Uint8Array(t.bigram.buffer, t.bigram.byteOffset, t.bigram.byteLength), bigramAt);
     u8.set(t.third, thirdAt);
     words.set(slotStarts, slotsAt >> 2);

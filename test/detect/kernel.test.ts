@@ -60,14 +60,10 @@ function randomText(parts: number): string {
 }
 
 const triHash = (a: number, b: number, c: number) => ((a << 12) ^ (b << 6) ^ c) & ((1 << 18) - 1);
-const asciiTrigram = (text: string, p: number) => {
-  for (let k = p; k < p + 3 && k < text.length; k++) if (text.charCodeAt(k) > 0x7f) return false;
-  return true;
-};
 
 /**
- * What the JavaScript path finds: charPass's hooked positions, of which the spots (class anchors,
- * IPv6) at ASCII trigrams, and the literals there (mainLoop's checks: bigram slot, third character,
+ * What the JavaScript path finds: charPass's hooked positions, of which the spots (trigrams a class
+ * anchor or an IPv6 spot accepts), and the literals there (mainLoop's checks: bigram slot, third character,
  * the literal from its start); and charPass's runs.
  */
 function reference(text: string, rmin: number) {
@@ -75,8 +71,16 @@ function reference(text: string, rmin: number) {
   const runs: number[] = [];
   charPass(text, engine.tri, rmin, hits, runs);
   const at3 = (p: number) => (p < text.length ? text.charCodeAt(p) & 255 : 0);
+  const code = (p: number) => (p < text.length ? text.charCodeAt(p) : 0);
+  const hex = (c: number) => /[0-9a-fA-F]/.test(String.fromCharCode(c));
   const spots = hits.filter(
-    (p) => asciiTrigram(text, p) && (engine.tri[triHash(at3(p), at3(p + 1), at3(p + 2))]! & TRI_SPOT) !== 0,
+    (p) =>
+      (engine.tri[triHash(at3(p), at3(p + 1), at3(p + 2))]! & TRI_SPOT) !== 0 &&
+      (engine.classAnchors.some((ca) => ca.c0[code(p)] && ca.c1[code(p + 1)] && ca.c2[code(p + 2)]) ||
+        (engine.letterDigitRules &&
+          hex(code(p)) &&
+          code(p + 1) === 58 &&
+          (hex(code(p + 2)) || code(p + 2) === 58))),
   );
   const lits: string[] = [];
   for (const p of hits) {
