@@ -411,11 +411,19 @@ export function createScanner(opts: ScannerOptions): Scanner {
     return verdict;
   };
 
+  // The engine and decoding settings of the last plain-text scan: `sluice scan` calls once a file
+  // with the same configuration object, and recomputing engineFor's key and encodingOf cost ~10 us
+  // a call. A reload replaces the configuration object (and a rules change bumps the version).
+  let plain: { cfg: Config; version: number; engine: Engine; enc: EncodingOptions | null } | null = null;
+
   function scanPlainText(text: string, path = "text"): Finding[] {
     const cfg = opts.config();
     if (!cfg.pipeline.stages.outbound_dlp.enabled) return [];
-    const engine = engineFor(cfg);
-    const matches: RawMatch[] = scanText(engine, text, { encoding: encodingOf(cfg) });
+    const version = opts.rulesVersion();
+    if (plain?.cfg !== cfg || plain.version !== version)
+      plain = { cfg, version, engine: engineFor(cfg), enc: encodingOf(cfg) };
+    const { engine, enc } = plain;
+    const matches: RawMatch[] = scanText(engine, text, { encoding: enc });
     const out: Finding[] = [];
     let shown: string | undefined;
     for (const m of matches) {

@@ -10,9 +10,13 @@
  * const findings = w.finish();
  */
 import type { Finding } from "../core/types.ts";
-import { copyString } from "../policy/mask.ts";
 import type { ScanFinding } from "./types.ts";
 
+/**
+ * Scans one window. The strings of its findings must not be cut from the text (a substring keeps
+ * all of it alive, and a large file would grow the heap without bound): the engine's scanner builds
+ * previews with maskValue, and descriptions and `decoded` are the rules' and the encodings' names.
+ */
 export type TextScanner = (text: string, path: string) => Finding[];
 
 export const DEFAULT_CHUNK = 4 * 1024 * 1024;
@@ -127,11 +131,11 @@ export class WindowScanner {
           finding_type: f.finding_type,
           severity: f.severity,
           action: f.action,
-          // Copies: a string cut from a 4 MB window would keep the whole window alive (JavaScriptCore
-          // substrings and ropes reference their base string) and a large file would grow unbounded.
-          preview: copyString(f.preview),
-          description: copyString(f.description),
-          decoded: f.decoded === null ? null : copyString(f.decoded),
+          // None of these is cut from the window (a substring would keep all of it alive): the
+          // preview is built by maskValue, the description is the rule's, `decoded` names encodings.
+          preview: f.preview,
+          description: f.description,
+          decoded: f.decoded,
           fingerprint: fingerprintOf(f.rule, this.#file, f.preview),
           content_hash: f.content_hash,
         });

@@ -122,4 +122,17 @@ describe("maskValue and copyString", () => {
     expect(process.memoryUsage().rss - before).toBeLessThan(40 * 1024 * 1024);
     expect(kept.length).toBe(128);
   });
+
+  test("maskValue of a slice does not keep the text it was cut from (the scan reports previews as they are)", () => {
+    Bun.gc(true);
+    const before = process.memoryUsage().rss;
+    const kept: string[] = [];
+    for (let i = 0; i < 64; i++) {
+      const big = `${String.fromCharCode(65 + (i % 26)).repeat(1 << 20)}${i}é`;
+      for (const len of [3, 6, 10, 40]) kept.push(maskValue(big.slice(100, 100 + len)));
+    }
+    Bun.gc(true);
+    expect(process.memoryUsage().rss - before).toBeLessThan(40 * 1024 * 1024);
+    expect(kept.length).toBe(256);
+  });
 });

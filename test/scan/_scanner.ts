@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Action, Finding, Severity } from "../../src/core/types.ts";
+import { copyString } from "../../src/policy/mask.ts";
 import type { TextScanner } from "../../src/scan/window.ts";
 
 export interface TestRule {
@@ -13,8 +14,9 @@ export interface TestRule {
   severity?: Severity;
 }
 
+/** Like maskValue, a new string: a slice would keep the scanned text alive (window.ts relies on it). */
 export function mask(v: string): string {
-  return v.length <= 8 ? "****" : `${v.slice(0, 4)}****${v.slice(-4)}`;
+  return v.length <= 8 ? "****" : copyString(`${v.slice(0, 4)}****${v.slice(-4)}`);
 }
 
 export function regexScanner(rules: TestRule[]): TextScanner & { calls: number } {
