@@ -500,16 +500,38 @@ export interface RawMatch {
 /** Shannon entropy in bits per character. */
 export function shannonEntropy(s: string): number {
   if (s.length === 0) return 0;
+  const n = s.length;
+  let ascii = true;
+  for (let i = 0; i < n && ascii; i++) ascii = s.charCodeAt(i) < 128;
+  if (ascii) {
+    // Almost every value: counts in a table, summed in the order characters first appear, as the
+    // Map below does (the same result to the last bit).
+    let distinct = 0;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (ENTROPY_COUNTS[c]!++ === 0) ENTROPY_ORDER[distinct++] = c;
+    }
+    let h = 0;
+    for (let k = 0; k < distinct; k++) {
+      const c = ENTROPY_ORDER[k]!;
+      const p = ENTROPY_COUNTS[c]! / n;
+      h -= p * Math.log2(p);
+      ENTROPY_COUNTS[c] = 0;
+    }
+    return h;
+  }
   const counts = new Map<string, number>();
   for (const ch of s) counts.set(ch, (counts.get(ch) ?? 0) + 1);
   let h = 0;
-  const n = s.length;
   for (const c of counts.values()) {
     const p = c / n;
     h -= p * Math.log2(p);
   }
   return h;
 }
+
+const ENTROPY_COUNTS = new Int32Array(128);
+const ENTROPY_ORDER = new Int32Array(128);
 
 /** Values that are obviously placeholders (`xxxxxxxx`, `********`, `<your-key>`). */
 export function isPlaceholder(value: string): boolean {
@@ -615,12 +637,14 @@ for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+
 function runPairs(text: string, starts: number[], runMin: number): number[] {
   const out: number[] = [];
   for (const s of starts) {
-    let e = s + runMin;
-    while (e < text.length && RUN_CLASS[text.charCodeAt(e)] === 1) e++;
-    out.push(s, e);
+    // The rest of the run, by the regex engine (a run can be thousands of characters).
+    RUN_REST.lastIndex = s + runMin;
+    RUN_REST.test(text);
+    out.push(s, RUN_REST.lastIndex);
   }
   return out;
 }
+const RUN_REST = /[A-Za-z0-9+/]*/y;
 
 /** The hot loop in JavaScript, where the kernel cannot be used; text.length >= 2. */
 export function charPass(text: string, tri: Uint8Array, rmin: number, hits: number[], runs: number[]): void {
@@ -743,9 +767,9 @@ function mainLoop(st: State, runMin: number, runs: number[]): void {
   }
   // Literals in the order they start (a hook deep in one literal can come after the start of the
   // next), so that each rule is tried left to right like its regex over the whole text.
-  const order = starts.map((_, i) => i);
-  if (!sorted) order.sort((a, b) => starts[a]! - starts[b]! || a - b);
-  for (const i of order) {
+  const order = sorted ? null : starts.map((_, i) => i).sort((a, b) => starts[a]! - starts[b]! || a - b);
+  for (let q = 0; q < starts.length; q++) {
+    const i = order === null ? q : order[q]!;
     const at = starts[i]!;
     const al = found[i]!;
     for (let ui = 0; ui < al.uses.length; ui++) {
@@ -825,9 +849,6 @@ function record(st: State, ri: number, rule: CompiledRule, m: RegExpExecArray, b
  */
 const MIN_RUN = 16;
 
-const RUN_CLASS = new Uint8Array(65536);
-for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-  RUN_CLASS[c.charCodeAt(0)] = 1;
 const HEX_CLASS = new Uint8Array(128);
 for (const c of "0123456789abcdefABCDEF") HEX_CLASS[c.charCodeAt(0)] = 1;
 

@@ -130,6 +130,31 @@ describe("matching", () => {
       "generic_secret_assignment",
     );
   });
+  test("entropy: the ASCII fast path gives the same bits as counting code points in a Map", () => {
+    const reference = (v: string) => {
+      const counts = new Map<string, number>();
+      for (const ch of v) counts.set(ch, (counts.get(ch) ?? 0) + 1);
+      let h = 0;
+      for (const c of counts.values()) h -= (c / v.length) * Math.log2(c / v.length);
+      return h;
+    };
+    let seed = 7;
+    const rnd = (n: number) => {
+      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+      return seed % n;
+    };
+    const alphabets = [
+      "ab",
+      "0123456789abcdef",
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=_-",
+      "aé😀",
+    ];
+    for (let t = 0; t < 3000; t++) {
+      const a = [...alphabets[t % alphabets.length]!];
+      const v = Array.from({ length: 1 + rnd(80) }, () => a[rnd(a.length)]).join("");
+      expect(Object.is(shannonEntropy(v), reference(v))).toBe(true);
+    }
+  });
   test("placeholders are not secrets", () => {
     expect(names("ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx")).toEqual([]);
     expect(names(GH)).toEqual(["github_pat"]);
