@@ -1,5 +1,4 @@
 import { writeFileSync } from "node:fs";
-import { isatty } from "node:tty";
 import { defineCommand } from "citty";
 import pkg from "../../package.json" with { type: "json" };
 
@@ -127,7 +126,6 @@ export default defineCommand({
 export async function scanCommand(args: ScanArgs, rawArgs: string[]): Promise<void> {
   const { runScan, ScanError } = await import("../scan/run.ts");
   const { renderJson, renderSummaryLine, renderText, reportExitCode } = await import("../scan/report.ts");
-  const { renderSarif } = await import("../scan/sarif.ts");
   const { EXIT } = await import("../scan/types.ts");
   const fail = (msg: string) => {
     process.stderr.write(`sluice scan: ${msg}\n`);
@@ -173,14 +171,15 @@ export async function scanCommand(args: ScanArgs, rawArgs: string[]): Promise<vo
     for (const w of warnings) process.stderr.write(`sluice scan: warning: ${w}\n`);
     for (const f of report.files.filter((x) => x.error))
       process.stderr.write(`sluice scan: warning: ${f.file}: ${f.skipped}\n`);
-    // isatty and Bun.write rather than process.stdout, whose stream costs ~1 ms to create.
-    const toTty = !args.output && isatty(1);
+    // isatty and Bun.write rather than process.stdout, whose stream costs ~1 ms to create; node:tty
+    // (which loads Node's stream modules, ~1.5 ms) only for text, the one format with colours.
+    const toTty = format === "text" && !args.output && (await import("node:tty")).isatty(1);
     const color = args.color !== false && !process.env.NO_COLOR && toTty;
     const out =
       format === "json"
         ? renderJson(report)
         : format === "sarif"
-          ? renderSarif(report)
+          ? (await import("../scan/sarif.ts")).renderSarif(report)
           : renderText(report, color);
     if (args.output) writeFileSync(args.output, out);
     else
