@@ -14,7 +14,7 @@ import { noFTL } from "bun:jsc";
 import type { RuleDef } from "../core/types.ts";
 import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
 import codeTrigramsText from "./code-trigrams.json" with { type: "text" };
-import { charKernel, type KernelResult, LOOK, TRI_LITERAL, TRI_SPOT } from "./kernel.ts";
+import { charKernel, type KernelResult, MAX_LITERAL, TRI_LITERAL, TRI_SPOT } from "./kernel.ts";
 import { compilePattern } from "./pattern.ts";
 import { COUNTED } from "./regex-ast.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
@@ -479,7 +479,7 @@ function triMarks(tri: Uint8Array): [literal: number[], spot: number[]] {
 function asciiHooks(bigramLits: AnchorLit[][], classCodes: number[][][]): boolean {
   for (const slot of bigramLits)
     for (const al of slot)
-      if (/[^\x01-\x7f]/.test(al.lit) || al.lit.length > LOOK || al.lead > 255) return false;
+      if (/[^\x01-\x7f]/.test(al.lit) || al.lit.length > MAX_LITERAL || al.lead > MAX_LITERAL) return false;
   for (const sets of classCodes) for (const set of sets) for (const c of set) if (c > 0x7f) return false;
   return true;
 }

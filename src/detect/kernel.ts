@@ -11,16 +11,18 @@
  * starts (ASCII case folded for case-insensitive ones), so that JavaScript gets only literals that
  * are there. Other hooks come back as positions for the caller to check.
  *
- * It works on UTF-8 bytes: the text is copied into the module's memory with `encodeInto` in chunks
- * of CHUNK characters, with LOOK characters of context on each side for literals that cross a chunk
- * edge. Positions are reported in UTF-16 code units, as JavaScript counts them: the loop keeps
+ * It works on UTF-8 bytes: the text is copied into the module's memory with one `encodeInto` (a
+ * substring per chunk would copy each chunk once more: ~30% more memory at the peak of a large
+ * scan), and looped over in ranges of RANGE bytes, whose results are copied out after each.
+ * Positions are reported in UTF-16 code units, as JavaScript counts them: the loop keeps
  * `adj`, how many more bytes than code units it has seen (+1 per continuation byte, -1 per 4-byte
  * lead, since a 4-byte sequence is two code units), and a hooked trigram, a literal or a base64 run
  * is all ASCII, so its start is its byte offset less `adj`.
  *
  * The hash is that of the JavaScript loop (which folds a code unit to its low 8 bits). For ASCII the
  * two agree; a hook with a non-ASCII character would not, so an engine uses the kernel only when all
- * its literals and class anchors are ASCII and no literal is longer than LOOK (Engine.byteHooks).
+ * its literals and class anchors are ASCII and no literal is longer than MAX_LITERAL
+ * (Engine.byteHooks).
  *
  * const k = charKernel(); // null where WebAssembly is unavailable: use the JavaScript loop
  * const r = k.run(text, engine, 16, runs); // r.spots, r.lits (start, literal index) pairs, r.literals
@@ -29,10 +31,10 @@
  * engine never calls it while using its result.
  */
 
-/** Characters copied and scanned per call (their UTF-8 takes at most three times as many bytes). */
-export const CHUNK = 64 * 1024;
-/** Characters of context on each side of a chunk: the longest literal the kernel checks. */
-export const LOOK = 256;
+/** Bytes looped over per call: what one call can find is bounded by it. */
+export const RANGE = 192 * 1024;
+/** The longest literal the kernel checks (its length and lead are bytes of a record). */
+export const MAX_LITERAL = 255;
 /** The shortest base64/hex run the kernel reports; runs this short are rare enough to list. */
 export const KERNEL_MIN_RUN = 16;
 /** `tri` entry bits. */
@@ -46,9 +48,9 @@ const TRI_SIZE = 1 << TRI_BITS;
 const H_RUNS = 0; // out: runs found in the last call
 const H_HASH = 4; // in/out: rolling trigram hash
 const H_RUN = 8; // in/out: length of the current base64/hex run
-const H_ADJ = 12; // in/out: bytes minus code units so far in this chunk
+const H_ADJ = 12; // in/out: bytes minus code units so far
 const H_NL = 16; // out: literals found in the last call
-const H_LB = 20; // in: bytes of context before TEXT
+const H_LB = 20; // in: bytes before TEXT a literal may start at (0: the text starts at TEXT)
 const H_OVER = 24; // out: 1 when more literals were found than LIT_CAP
 const H_BIGRAM = 28; // the engine's tables: addresses
 const H_THIRD = 32;
@@ -62,16 +64,24 @@ const DELTA = RUN_MASK + 256; // 256 x i8: +1 continuation byte, -1 four-byte le
 // accept it first, second and third: a spot is one where the three have a bit in common.
 const SPOT_SETS = DELTA + 256;
 const TRI = 2048; // TRI_SIZE bytes: the engine's trigram table
-const LOOK_BYTES = LOOK * 3 + 16;
-const TEXT = TRI + TRI_SIZE + LOOK_BYTES; // context before, the chunk's UTF-8, context after, a 0 byte
-const TEXT_SIZE = CHUNK * 3 + LOOK_BYTES + 16;
-const SPOTS = TEXT + TEXT_SIZE; // i32 per spot: at most one per byte
-const RUNS = SPOTS + TEXT_SIZE * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
-const LITS_FOUND = RUNS + (Math.ceil(TEXT_SIZE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
-const LIT_CAP = TEXT_SIZE;
+const SPOTS = TRI + TRI_SIZE; // i32 per spot: at most one per byte of a range
+const RUNS = SPOTS + RANGE * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
+const LITS_FOUND = RUNS + (Math.ceil(RANGE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
+const LIT_CAP = RANGE;
 const TABLES = LITS_FOUND + LIT_CAP * 8; // the engine's bigram, third, slot and literal tables
-/** Room for them from the start: growing the memory costs 1-3 ms. The built-in rules need ~200 KB. */
-const TABLES_ROOM = 512 * 1024;
+/** Their room: the built-in rules need ~200 KB; an engine that needs more runs without the kernel. */
+const TABLES_SIZE = 1024 * 1024;
+const TEXT = TABLES + TABLES_SIZE; // the text's UTF-8, then a 0 byte; the memory grows to hold it
+/** Room for a text of this many bytes from the start, a scan window of ASCII (growing the memory
+ * costs 1-3 ms; untouched
+ * pages cost no memory). */
+const TEXT_ROOM = 5 * 1024 * 1024;
+/**
+ * A kernel whose memory grew past this for a large text is let go after the call (the next call
+ * makes a new one, ~1 ms): WebAssembly memory never shrinks, and a long-running proxy should not
+ * keep a one-off 50 MB body's worth.
+ */
+const KEEP_TEXT = 16 * 1024 * 1024;
 
 // --- A minimal WebAssembly assembler: just what the loop needs. Code is nested arrays of bytes,
 // flattened once per module.
@@ -444,8 +454,8 @@ const literalsBody: Code = [
   op.geU,
   op.brIf,
   1,
-  // x = text[at + m], folded to lower case (A-Z) for a case-insensitive literal. (at may be
-  // negative, in the context before TEXT: an address is unsigned, so TEXT is added first.)
+  // x = text[at + m], folded to lower case (A-Z) for a case-insensitive literal. (TEXT is added
+  // first: an address is unsigned.)
   get(AT),
   get(M),
   op.add,
@@ -544,7 +554,7 @@ export function kernelModuleBytes(): Uint8Array {
       ]),
     ),
     ...section(3, vec([[0], [0], [1]])),
-    ...section(5, vec([[0x00, ...uleb(Math.ceil((TABLES + TABLES_ROOM) / 65536))]])),
+    ...section(5, vec([[0x00, ...uleb(Math.ceil((TEXT + TEXT_ROOM) / 65536))]])),
     ...section(
       7,
       vec([
@@ -612,7 +622,9 @@ let kernel: CharKernel | null | undefined;
 export function charKernel(): CharKernel | null {
   if (kernel === undefined) {
     try {
-      kernel = makeKernel();
+      kernel = makeKernel(() => {
+        kernel = undefined;
+      });
     } catch {
       kernel = null;
     }
@@ -624,7 +636,7 @@ declare const SLUICE_CHAR_KERNEL: string | undefined;
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-function makeKernel(): CharKernel {
+function makeKernel(retire: () => void): CharKernel {
   const bytes =
     typeof SLUICE_CHAR_KERNEL === "string" ? Uint8Array.fromHex(SLUICE_CHAR_KERNEL) : kernelModuleBytes();
   const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes as BufferSource), {});
@@ -670,7 +682,7 @@ function makeKernel(): CharKernel {
     const recordWords = new Int32Array(records.buffer);
     (literals as KernelTables["bigramLits"][number]).forEach((al, id) => {
       const text = al.lower ?? al.lit;
-      if (text.length > LOOK || al.lead > 255 || /[^\x01-\x7f]/.test(text))
+      if (text.length > MAX_LITERAL || al.lead > MAX_LITERAL || /[^\x01-\x7f]/.test(text))
         throw new RangeError("a literal the kernel cannot check");
       recordWords[id * 2] = pool.length;
       records[id * 8 + 4] = text.length;
@@ -685,12 +697,7 @@ function makeKernel(): CharKernel {
     const idsAt = align(slotsAt + slotStarts.length * 4);
     const litsAt = align(idsAt + slotIds.length * 4);
     const poolAt = align(litsAt + records.length);
-    const end = poolAt + pool.length;
-    if (end > memory.buffer.byteLength) {
-      memory.grow(Math.ceil((end - memory.buffer.byteLength) / 65536));
-      u8 = new Uint8Array(memory.buffer);
-      words = new Int32Array(memory.buffer);
-    }
+    if (poolAt + pool.length > TEXT) throw new RangeError("an engine too large for the kernel");
     u8.set(t.tri, TRI);
     // Spot kinds: a bit per class anchor, bit 7 for IPv6 spots; with more anchors than bits, every
     // byte is accepted (no spot is left out, JavaScript checks them all).
@@ -742,57 +749,62 @@ function makeKernel(): CharKernel {
     return list;
   };
 
+  /** Room for `bytes` bytes of text (and its 0 byte) at TEXT. */
+  function room(bytes: number): void {
+    const need = TEXT + bytes + 16;
+    if (need <= memory.buffer.byteLength) return;
+    memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
+    u8 = new Uint8Array(memory.buffer);
+    words = new Int32Array(memory.buffer);
+  }
+
   return {
     run(text, tables, rmin, runs) {
       if (rmin !== -1 && rmin < KERNEL_MIN_RUN) throw new RangeError(`runs shorter than ${KERNEL_MIN_RUN}`);
       if (loaded !== tables) load(tables);
-      const n = text.length;
-      let spotCount = 0;
-      let litCount = 0;
-      for (let a = 0; a < n && n >= 2; a += CHUNK) {
-        const b = Math.min(n, a + CHUNK);
-        // Context before the chunk (for a literal that starts there), encoded where the spots go
-        // and moved to just before TEXT.
-        let lb = 0;
-        if (a > 0) {
-          lb = encoder.encodeInto(text.substring(Math.max(0, a - LOOK), a), u8.subarray(SPOTS)).written;
-          u8.copyWithin(TEXT - lb, SPOTS, SPOTS + lb);
-        }
-        const { read, written } = encoder.encodeInto(
-          a === 0 && b === n ? text : text.substring(a, b),
-          u8.subarray(TEXT, TEXT + CHUNK * 3),
-        );
-        if (read !== b - a) throw new Error("kernel: a chunk did not fit");
-        // Context after it (for a literal that ends there), then a 0 byte.
-        const la =
-          b < n
-            ? encoder.encodeInto(text.substring(b, Math.min(n, b + LOOK)), u8.subarray(TEXT + written))
-                .written
-            : 0;
-        u8[TEXT + written + la] = 0;
-        words[H_LB >> 2] = lb;
-        words[H_ADJ >> 2] = 0;
+      try {
+        return scan(text, rmin, runs);
+      } finally {
+        if (memory.buffer.byteLength > TEXT + KEEP_TEXT) retire();
+      }
+    },
+  };
+
+  function scan<L>(text: string, rmin: number, runs: number[]): KernelResult<L> | null {
+    const n = text.length;
+    let spotCount = 0;
+    let litCount = 0;
+    if (n >= 2) {
+      // Most texts are ASCII, one byte a character: try in the room there is, and make room for
+      // the worst case (three bytes a code unit) only when it did not fit.
+      room(n);
+      let { read, written } = encoder.encodeInto(text, u8.subarray(TEXT, memory.buffer.byteLength - 16));
+      if (read < n) {
+        room(n * 3);
+        ({ read, written } = encoder.encodeInto(text, u8.subarray(TEXT, memory.buffer.byteLength - 16)));
+        if (read < n) throw new Error("kernel: the text did not fit");
+      }
+      // A 0 byte after the text: the last trigrams are checked with it, as charPass does.
+      u8[TEXT + written] = 0;
+      // The first two characters start the hash, the run and adj; hooks start at the third.
+      let run = 0;
+      let adj = 0;
+      for (let k = 0; k < 2; k++) {
+        const c = u8[TEXT + k]!;
+        run = (run + 1) & runMask[c]!;
+        adj += delta[c]!;
+      }
+      words[H_HASH >> 2] = (u8[TEXT]! << 6) ^ u8[TEXT + 1]!;
+      words[H_RUN >> 2] = run;
+      words[H_ADJ >> 2] = adj;
+      words[H_LB >> 2] = 0;
+      // One byte per character: ASCII.
+      const loop = written === n ? ascii : wide;
+      for (let p0 = 2; p0 <= written; p0 += RANGE) {
+        const p1 = Math.min(written + 1, p0 + RANGE);
         words[H_NL >> 2] = 0;
         words[H_OVER >> 2] = 0;
-        let p0 = 0;
-        if (a === 0) {
-          // The first two characters start the hash and the run; hooks start at the third.
-          let run = 0;
-          let adj = 0;
-          for (let k = 0; k < 2; k++) {
-            const c = u8[TEXT + k]!;
-            run = (run + 1) & runMask[c]!;
-            adj += delta[c]!;
-          }
-          words[H_HASH >> 2] = (u8[TEXT]! << 6) ^ u8[TEXT + 1]!;
-          words[H_RUN >> 2] = run;
-          words[H_ADJ >> 2] = adj;
-          p0 = 2;
-        }
-        // The last chunk ends with its 0 byte: the last trigrams are checked with it, as charPass does.
-        const p1 = b === n ? written + 1 : written;
-        // One byte per character: an ASCII chunk.
-        const found = p1 > p0 ? (written === read ? ascii : wide)(p0, p1, rmin, a) : 0;
+        const found = loop(p0, p1, rmin, 0);
         if (words[H_OVER >> 2] !== 0) return null;
         spotList = append(spotList, spotCount, SPOTS >> 2, found);
         spotCount += found;
@@ -802,11 +814,11 @@ function makeKernel(): CharKernel {
         const nr = words[H_RUNS >> 2]!;
         for (let k = 0; k < nr; k++) runs.push(words[(RUNS >> 2) + k]!);
       }
-      return {
-        spots: spotList.subarray(0, spotCount),
-        lits: litList.subarray(0, litCount),
-        literals: literals as never[],
-      };
-    },
-  };
+    }
+    return {
+      spots: spotList.subarray(0, spotCount),
+      lits: litList.subarray(0, litCount),
+      literals: literals as L[],
+    };
+  }
 }

@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { charPass, compileRules, type Engine, scanText } from "../../src/detect/engine.ts";
-import { CHUNK, charKernel, LOOK, TRI_SPOT } from "../../src/detect/kernel.ts";
+import { charKernel, RANGE, TRI_SPOT } from "../../src/detect/kernel.ts";
 
 const engine = compileRules(loadBuiltinRules());
 const jsOnly: Engine = { ...engine, byteHooks: false };
@@ -120,28 +120,28 @@ test("same spots, literals and runs as the JavaScript path on random text of eve
   }
 });
 
-test("texts longer than a chunk: state carries over, positions stay in code units", () => {
+test("texts longer than a range: state carries over, positions stay in code units", () => {
   for (let t = 0; t < 12; t++) {
-    // Filler up to just before a chunk boundary, then pieces that straddle it.
+    // Filler up to near a range's end (in bytes: é and — are 2-3 bytes), then pieces across it.
     let text = "";
-    const boundary = CHUNK * (1 + rnd(3));
+    const boundary = Math.floor((RANGE * (1 + rnd(3))) / (t % 2 ? 1 : 1.6));
     while (text.length < boundary - 40) text += rnd(4) === 0 ? "é—😀 " : "let x = y + 1;\n";
     text = text.slice(0, boundary - rnd(40));
     text += randomText(20) + "x".repeat(rnd(5)) + randomText(20);
     for (const rmin of [-1, 16]) expect(kernelRun(text, rmin)).toEqual(reference(text, rmin));
   }
-  // A literal cut by the boundary, one that starts in the context before it, a base64 run and a
-  // surrogate pair cut by it.
-  for (const cut of [1, 2, 3, 4, 5, 8]) {
-    const t = `${"é".repeat(CHUNK - cut)}AKIAIOSFODNN7EXAMPLQ token = "${"x".repeat(20)}"`;
+  // A literal cut by a range's end (é is 2 bytes: RANGE / 2 of them fill one), a long literal, a
+  // base64 run and a surrogate pair there.
+  for (const cut of [-1, 0, 1, 2, 3, 4, 5, 8]) {
+    const t = `${"é".repeat(RANGE / 2 - 1 - cut)}AKIAIOSFODNN7EXAMPLQ token = "${"x".repeat(20)}"`;
     expect(kernelRun(t, 16)).toEqual(reference(t, 16));
     expect(kernelRun(t, 16).lits.length).toBeGreaterThan(0);
   }
-  const long = `${"a".repeat(CHUNK - LOOK)}-----BEGIN OPENSSH PRIVATE KEY-----`;
+  const long = `${"a".repeat(RANGE - 20)}-----BEGIN OPENSSH PRIVATE KEY-----`;
   expect(kernelRun(long, 16)).toEqual(reference(long, 16));
-  const a = `${"a ".repeat(CHUNK / 2 - 10)}${"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(2)} tail`;
+  const a = `${"a ".repeat(RANGE / 2 - 10)}${"QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo".repeat(2)} tail`;
   expect(kernelRun(a, 16)).toEqual(reference(a, 16));
-  const b = `${"é".repeat(CHUNK - 1)}😀${["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("")}`;
+  const b = `${"é".repeat(RANGE / 2 - 2)}😀${["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].join("")}`;
   expect(kernelRun(b, 16)).toEqual(reference(b, 16));
 });
 
@@ -158,7 +158,7 @@ test("the engine finds the same with the kernel as with the JavaScript loop", ()
   expect(found).toBeGreaterThan(300);
   // A secret after wide characters, and one past the first chunk, reported at code-unit offsets.
   const token = secrets[0]!;
-  const text = `é—😀中 ${token}\n${"ü".repeat(CHUNK + 7)} ${token}`;
+  const text = `é—😀中 ${token}\n${"ü".repeat(RANGE + 7)} ${token}`;
   const starts = scanText(engine, text, { encoding: null }).map((m) => m.start);
   expect(starts).toEqual([text.indexOf(token), text.lastIndexOf(token)]);
 });
