@@ -64,18 +64,23 @@ const DELTA = RUN_MASK + 256; // 256 x i8: +1 continuation byte, -1 four-byte le
 // accept it first, second and third: a spot is one where the three have a bit in common.
 const SPOT_SETS = DELTA + 256;
 const TRI = 2048; // TRI_SIZE bytes: the engine's trigram table
-const SPOTS = TRI + TRI_SIZE; // i32 per spot: at most one per byte of a range
-const RUNS = SPOTS + RANGE * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
+// What one range's call can hold: more spots or literals than this (none of which real text comes
+// near) and the caller uses the JavaScript loop. The memory's size is resident (~1 MB a MB), so
+// these are kept small.
+const SPOT_CAP = RANGE / 4;
+const LIT_CAP = RANGE / 8;
+const SPOTS = TRI + TRI_SIZE; // i32 per spot
+const RUNS = SPOTS + (SPOT_CAP + 1) * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
 const LITS_FOUND = RUNS + (Math.ceil(RANGE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
-const LIT_CAP = RANGE;
 const TABLES = LITS_FOUND + LIT_CAP * 8; // the engine's bigram, third, slot and literal tables
 /** Their room: the built-in rules need ~200 KB; an engine that needs more runs without the kernel. */
-const TABLES_SIZE = 1024 * 1024;
+const TABLES_SIZE = 512 * 1024;
 const TEXT = TABLES + TABLES_SIZE; // the text's UTF-8, then a 0 byte; the memory grows to hold it
-/** Room for a text of this many bytes from the start, a scan window of ASCII (growing the memory
- * costs 1-3 ms; untouched
- * pages cost no memory). */
-const TEXT_ROOM = 5 * 1024 * 1024;
+/**
+ * Room for a text of this many bytes from the start; a larger one grows the memory (1-3 ms, once:
+ * it stays, up to KEEP_TEXT). Initial memory is resident, so this is no larger than most texts need.
+ */
+const TEXT_ROOM = 1024 * 1024;
 /**
  * A kernel whose memory grew past this for a large text is let go after the call (the next call
  * makes a new one, ~1 ms): WebAssembly memory never shrinks, and a long-running proxy should not
@@ -135,6 +140,7 @@ const op = {
   load16u: 0x2f,
   store: 0x36,
   const: 0x41,
+  select: 0x1b,
   eqz: 0x45,
   eq: 0x46,
   ne: 0x47,
@@ -215,7 +221,14 @@ const step = (j: number, wide: boolean): Code => [
   op.and,
   op.if,
   VOID,
+  // (Past SPOT_CAP the last slot is overwritten: the caller sees more spots than that and uses the
+  // JavaScript loop instead.)
   get(NH),
+  i32(SPOT_CAP),
+  get(NH),
+  i32(SPOT_CAP),
+  op.ltU,
+  op.select,
   i32(2),
   op.shl,
   get(BASE),
@@ -805,7 +818,7 @@ function makeKernel(retire: () => void): CharKernel {
         words[H_NL >> 2] = 0;
         words[H_OVER >> 2] = 0;
         const found = loop(p0, p1, rmin, 0);
-        if (words[H_OVER >> 2] !== 0) return null;
+        if (words[H_OVER >> 2] !== 0 || found > SPOT_CAP) return null;
         spotList = append(spotList, spotCount, SPOTS >> 2, found);
         spotCount += found;
         const nl = words[H_NL >> 2]! * 2;

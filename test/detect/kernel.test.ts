@@ -163,6 +163,19 @@ test("the engine finds the same with the kernel as with the JavaScript loop", ()
   expect(starts).toEqual([text.indexOf(token), text.lastIndexOf(token)]);
 });
 
+test("more spots or literals than a range's call can hold: the JavaScript loop takes over, same results", () => {
+  const names = (e: Engine, text: string) =>
+    scanText(e, text, { encoding: null }).map((m) => `${m.rule.name}@${m.start}-${m.end}`);
+  const key = ["AKIA", "IOSFODNN7EXAMPLQ"].join("");
+  for (const fill of ["1:", "token "]) {
+    const text = `${fill.repeat(RANGE / fill.length)} ${key}`;
+    expect(charKernel()!.run(text, engine, 16, [])).toBeNull();
+    const got = names(engine, text);
+    expect(got).toEqual(names(jsOnly, text));
+    expect(got.some((n) => n.startsWith("aws_access_key"))).toBe(true);
+  }
+});
+
 test("an engine with a non-ASCII literal keeps the JavaScript loop, and finds it", () => {
   const rule: RuleDef = {
     name: "geheimnis",
