@@ -165,6 +165,8 @@ const load8s = (offset: number) => [op.load8s, 0, ...uleb(offset)];
 const load16u = (offset: number) => [op.load16u, 1, ...uleb(offset)];
 const load = (offset: number) => [op.load, 2, ...uleb(offset)];
 const store = (offset: number) => [op.store, 2, ...uleb(offset)];
+/** Return when the value on the stack is 0. */
+const returnIfZero = [op.eqz, op.if, VOID, op.return, op.end];
 /** A header word. */
 const header = (h: number) => [i32(0), load(h)];
 
@@ -374,11 +376,7 @@ const literalsBody: Code = [
   op.add,
   load16u(0),
   tee(SLOT),
-  op.eqz,
-  op.if,
-  VOID,
-  op.return,
-  op.end,
+  returnIfZero,
   // third[slot << 8 | c], else return
   get(SLOT),
   i32(8),
@@ -388,11 +386,7 @@ const literalsBody: Code = [
   header(H_THIRD),
   op.add,
   load8u(0),
-  op.eqz,
-  op.if,
-  VOID,
-  op.return,
-  op.end,
+  returnIfZero,
   // k = slots[slot], kend = slots[slot + 1]
   get(SLOT),
   i32(2),

@@ -5,6 +5,7 @@
  * same things with either loop.
  */
 import { expect, test } from "bun:test";
+import { defaults } from "../../src/config/files.ts";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { charPass, compileRules, type Engine, scanText } from "../../src/detect/engine.ts";
@@ -12,15 +13,7 @@ import { charKernel, RANGE, TRI_SPOT } from "../../src/detect/kernel.ts";
 
 const engine = compileRules(loadBuiltinRules());
 const jsOnly: Engine = { ...engine, byteHooks: false };
-const enc = {
-  base64: true,
-  hex: true,
-  url: true,
-  unicode: true,
-  max_depth: 2,
-  min_decoded_length: 8,
-  max_decoded_length: 10_000,
-};
+const enc = defaults().pipeline.encoding;
 
 let seed = 20261122;
 const rnd = (n: number) => {
