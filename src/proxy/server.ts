@@ -562,8 +562,10 @@ export class ProxyServer {
       if (verdict.action === "block") {
         d.closed = true;
         d.closeCode = WS_POLICY_CLOSE;
-        const reason = blockMessage(verdict.findings).slice(0, 120);
-        this.deps.log.warn(`blocked a WebSocket frame; closing ${d.id}`, {
+        const message = blockMessage(verdict.findings);
+        const reason = message.slice(0, 120);
+        // Like a blocked HTTP request's line: what was found and where (masked, never the value).
+        this.deps.log.warn(`blocked a WebSocket frame on ${d.path}: ${message}; closing ${d.id}`, {
           session_id: d.session.session_id,
         });
         try {

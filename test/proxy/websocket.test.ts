@@ -160,6 +160,10 @@ test("a blocked frame closes the connection with 1008 and never reaches upstream
   expect(ev.reason).toContain("custom_secret");
   expect(ev.reason).not.toContain("SECRET value");
   expect(up.wsMessages.length).toBe(before);
+  // The log line names the rule and the field, as for a blocked HTTP request, never the value.
+  const line = s.runtime.log.recent.find((l) => l.includes("blocked a WebSocket frame"));
+  expect(line).toContain("custom_secret at input[0].text (rule r1)");
+  expect(line).not.toContain("SECRET value");
 });
 
 test("the upgrade completes only after the upstream's 101: a refused upstream upgrade fails the client's", async () => {
