@@ -52,7 +52,6 @@ const H_HASH = 4; // in/out: rolling trigram hash
 const H_RUN = 8; // in/out: length of the current base64/hex run
 const H_ADJ = 12; // in/out: bytes minus code units so far
 const H_NL = 16; // out: literals found in the last call
-const H_LB = 20; // in: bytes before TEXT a literal may start at (0: the text starts at TEXT)
 const H_OVER = 24; // out: 1 when more literals were found than LIT_CAP
 const H_BIGRAM = 28; // the engine's tables: addresses
 const H_THIRD = 32;
@@ -172,17 +171,18 @@ const returnIfZero = [op.eqz, op.if, VOID, op.return, op.end];
 /** A header word. */
 const header = (h: number) => [i32(0), load(h)];
 
-// Functions: 0 ascii and 1 wide (p0, p1, rmin, base) -> spots; 2 literals (i, base, adj, c).
+// Functions: 0 ascii and 1 wide (p0, p1, rmin) -> spots; 2 literals (i, adj, c). Positions are
+// the byte's offset in the text less adj: the text starts at TEXT.
 const LITERALS_FN = 2;
 
 // The loops' locals.
-const [P0, P1, RMIN, BASE] = [0, 1, 2, 3];
-const [I, H, RUN, C, NH, NR, ADJ, F] = [4, 5, 6, 7, 8, 9, 10, 11];
+const [P0, P1, RMIN] = [0, 1, 2];
+const [I, H, RUN, C, NH, NR, ADJ, F] = [3, 4, 5, 6, 7, 8, 9, 10];
 const LOOP_LOCALS = 8;
 
 /**
  * One byte, at i + j: c = text[i + j]; the trigram hash, and at a hooked trigram a spot or the
- * literal checks; in a `wide` chunk adj (for code-unit offsets); the run counter, a run when it
+ * literal checks; in a `wide` text adj (for code-unit offsets); the run counter, a run when it
  * reaches rmin.
  */
 const step = (j: number, wide: boolean): Code => [
@@ -204,7 +204,7 @@ const step = (j: number, wide: boolean): Code => [
   op.if,
   VOID,
   // A spot, when its three bytes are one (not another trigram of the same hash): spots[nh++] =
-  // base + i + j - 2 - adj
+  // i + j - 2 - adj
   get(F),
   i32(TRI_SPOT),
   op.and,
@@ -235,9 +235,7 @@ const step = (j: number, wide: boolean): Code => [
   op.select,
   i32(2),
   op.shl,
-  get(BASE),
   get(I),
-  op.add,
   i32(j - 2),
   op.add,
   wide ? [get(ADJ), op.sub] : [],
@@ -256,7 +254,6 @@ const step = (j: number, wide: boolean): Code => [
   get(I),
   i32(j),
   op.add,
-  get(BASE),
   get(ADJ),
   get(C),
   op.call,
@@ -265,7 +262,7 @@ const step = (j: number, wide: boolean): Code => [
   op.end,
   // adj += delta[c]
   wide ? [get(ADJ), get(C), load8s(DELTA), op.add, set(ADJ)] : [],
-  // run = (run + 1) & runMask[c]; if (run == rmin) runs[nr++] = base + i + j + 1 - rmin - adj
+  // run = (run + 1) & runMask[c]; if (run == rmin) runs[nr++] = i + j + 1 - rmin - adj
   get(RUN),
   i32(1),
   op.add,
@@ -280,9 +277,7 @@ const step = (j: number, wide: boolean): Code => [
   get(NR),
   i32(2),
   op.shl,
-  get(BASE),
   get(I),
-  op.add,
   i32(j + 1),
   op.add,
   get(RMIN),
@@ -321,8 +316,8 @@ const loopBy = (n: number, body: Code): Code => [
 ];
 
 /**
- * The loop over bytes [p0, p1) of the chunk at TEXT. `wide`: the chunk has non-ASCII characters, so
- * the loop keeps `adj` to turn byte offsets into code-unit offsets. An ASCII chunk (most chunks of
+ * The loop over bytes [p0, p1) of the text at TEXT. `wide`: the text has non-ASCII characters, so
+ * the loop keeps `adj` to turn byte offsets into code-unit offsets. An ASCII text (most files of
  * source code) needs no such step, and takes four bytes per turn of its loop.
  */
 const loopBody = (wide: boolean): Code => [
@@ -353,9 +348,9 @@ const loopBody = (wide: boolean): Code => [
   op.end,
 ];
 
-// literals(i, base, adj, c): the trigram ending at byte i hooks a literal.
-const [LI, LBASE, LADJ, LC] = [0, 1, 2, 3];
-const [SLOT, K, KEND, LIT, REC, AT, M, LEN, X, CI, OFF, NL] = [4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+// literals(i, adj, c): the trigram ending at byte i hooks a literal.
+const [LI, LADJ, LC] = [0, 1, 2];
+const [SLOT, K, KEND, LIT, REC, AT, M, LEN, X, CI, OFF, NL] = [3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14];
 const LITERAL_LOCALS = 12;
 
 /**
@@ -433,11 +428,9 @@ const literalsBody: Code = [
   set(AT),
   op.block,
   VOID,
-  // Not before the context: at < -lb skips.
+  // Not before the text: at < 0 skips.
   get(AT),
   i32(0),
-  header(H_LB),
-  op.sub,
   op.ltS,
   op.brIf,
   0,
@@ -503,7 +496,7 @@ const literalsBody: Code = [
   0,
   op.end,
   op.end,
-  // Found: (base + at - adj, lit), unless the list is full.
+  // Found: (at - adj, lit), unless the list is full.
   header(H_NL),
   tee(NL),
   i32(LIT_CAP),
@@ -517,9 +510,7 @@ const literalsBody: Code = [
   get(NL),
   i32(3),
   op.shl,
-  get(LBASE),
   get(AT),
-  op.add,
   get(LADJ),
   op.sub,
   store(LITS_FOUND),
@@ -552,14 +543,14 @@ export function kernelModuleBytes(): Uint8Array {
     const bytes = [...vec([[...uleb(locals), I32]]), ...(code as number[]).flat(8)];
     return [...uleb(bytes.length), ...bytes];
   };
-  const params4 = vec([[I32], [I32], [I32], [I32]]);
+  const params3 = vec([[I32], [I32], [I32]]);
   return new Uint8Array([
     ...[0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00],
     ...section(
       1,
       vec([
-        [0x60, ...params4, ...vec([[I32]])],
-        [0x60, ...params4, ...vec([])],
+        [0x60, ...params3, ...vec([[I32]])],
+        [0x60, ...params3, ...vec([])],
       ]),
     ),
     ...section(3, vec([[0], [0], [1]])),
@@ -649,7 +640,7 @@ function makeKernel(retire: () => void): CharKernel {
   const bytes =
     typeof SLUICE_CHAR_KERNEL === "string" ? Uint8Array.fromHex(SLUICE_CHAR_KERNEL) : kernelModuleBytes();
   const instance = new WebAssembly.Instance(new WebAssembly.Module(bytes as BufferSource), {});
-  type Loop = (p0: number, p1: number, rmin: number, base: number) => number;
+  type Loop = (p0: number, p1: number, rmin: number) => number;
   const ascii = instance.exports.ascii as Loop;
   const wide = instance.exports.wide as Loop;
   const memory = instance.exports.memory as WebAssembly.Memory;
@@ -806,14 +797,13 @@ function makeKernel(retire: () => void): CharKernel {
       words[H_HASH >> 2] = (u8[TEXT]! << 6) ^ u8[TEXT + 1]!;
       words[H_RUN >> 2] = run;
       words[H_ADJ >> 2] = adj;
-      words[H_LB >> 2] = 0;
       // One byte per character: ASCII.
       const loop = written === n ? ascii : wide;
       for (let p0 = 2; p0 <= written; p0 += RANGE) {
         const p1 = Math.min(written + 1, p0 + RANGE);
         words[H_NL >> 2] = 0;
         words[H_OVER >> 2] = 0;
-        const found = loop(p0, p1, rmin, 0);
+        const found = loop(p0, p1, rmin);
         if (words[H_OVER >> 2] !== 0 || found > SPOT_CAP) return null;
         spotList = append(spotList, spotCount, SPOTS >> 2, found);
         spotCount += found;
