@@ -4,7 +4,7 @@
  * unknown provider.
  */
 import type { Finding, ProviderLabel } from "../core/types.ts";
-import { RECOGNISED } from "./detect.ts";
+import { RECOGNISED } from "./provider.ts";
 
 function jsonResponse(status: number, body: unknown, extra?: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {

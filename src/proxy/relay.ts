@@ -10,11 +10,11 @@ import type { UpstreamTls } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
 import type { Provider } from "../core/types.ts";
-import { detectProvider, isStreamingRequest } from "./detect.ts";
 import { providerError, unknownProviderResponse } from "./errors.ts";
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
+import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { sessionContext } from "./session.ts";
 import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";
 

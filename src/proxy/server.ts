@@ -19,7 +19,6 @@ import {
 } from "../core/types.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
-import { detectProvider, isStreamingRequest } from "./detect.ts";
 import {
   blockedResponse,
   blockedWsErrorEvent,
@@ -30,6 +29,7 @@ import {
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
+import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { scanGuarded } from "./scan.ts";
 import { sessionContext } from "./session.ts";
 import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";

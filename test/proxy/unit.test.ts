@@ -1,9 +1,9 @@
 /** Provider detection, header hygiene and client identification, table-driven. */
 import { expect, test } from "bun:test";
 import { Logger } from "../../src/core/log.ts";
-import { detectProvider, isStreamingRequest } from "../../src/proxy/detect.ts";
 import { clientResponseHeaders, upstreamRequestHeaders } from "../../src/proxy/headers.ts";
 import { HostPool } from "../../src/proxy/pool.ts";
+import { detectProvider, isStreamingRequest } from "../../src/proxy/provider.ts";
 import { identifyClient } from "../../src/proxy/session.ts";
 
 const H = (h: Record<string, string> = {}) => new Headers(h);
