@@ -1,8 +1,8 @@
 /**
  * What compileRules learns from a pattern's syntax (regex-ast.ts), as plain data: a function of the
  * pattern string alone. The built-in rules' analyses are computed when the binary is built
- * (build.ts, precomputed.ts), so that a scan does not spend ~25 ms of its cold start on them in
- * every thread; other patterns (config and user rules) are analysed when compiled.
+ * (build.ts, precomputed.ts), so that a scan does not spend its cold start on them in every
+ * thread; other patterns (config and user rules) are analysed when compiled.
  */
 import { parseBuiltinRules } from "./builtin-rules.ts";
 import { patternParts } from "./pattern.ts";

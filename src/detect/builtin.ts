@@ -7,7 +7,8 @@ import type { YAMLMap } from "yaml";
 import { RULE_FILES } from "../../rules/index.ts";
 import type { RuleDef } from "../core/types.ts";
 import { parseBuiltinRules, type RuleProblem, ruleFromRaw } from "./builtin-rules.ts";
-import { compileRules, scanText } from "./engine.ts";
+import { compileRules } from "./compile.ts";
+import { scanText } from "./engine.ts";
 import { checkUserPattern, compilePattern } from "./pattern.ts";
 
 export type { RuleProblem } from "./builtin-rules.ts";

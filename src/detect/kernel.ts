@@ -1,10 +1,13 @@
 /**
- * The engine's character loop (engine.ts charPass and the literal checks of mainLoop) as a small
+ * The engine's character loop (loop.ts charPass and the literal checks of literalHits) as a small
  * WebAssembly module, assembled here from a few dozen opcodes. It reads every character of every
  * scanned text, so it is where the engine is limited by how fast a loop runs rather than by how
- * much it has to do. WebAssembly is fast from its first call (no JIT warm-up on type feedback): in a
- * short `sluice scan` it runs at ~1.5 ms per MB of code where the JavaScript loop ran at ~3.4; in a
- * long-running proxy, where the JavaScript loop reaches the top JIT tier, the two are about even.
+ * much it has to do. WebAssembly is fast from its first call (no JIT warm-up on type feedback), which
+ * is what a short `sluice scan` gains; in a long-running proxy, where the JavaScript loop reaches the
+ * top JIT tier, the two are about even (docs/benchmarks.md).
+ *
+ * Why one file of this length: the assembler, the module's memory layout and the JavaScript that
+ * fills and reads that memory must agree byte for byte, and are only read together.
  *
  * Per byte: the rolling trigram hash and its table (`tri`, an entry's bit 1: a literal's hook, bit 2:
  * a class anchor's or IPv6 spot's trigram), and the base64/hex run counter. A literal hook is
@@ -13,8 +16,8 @@
  * are there. Other hooks come back as positions for the caller to check.
  *
  * It works on UTF-8 bytes: the text is copied into the module's memory with one `encodeInto` (a
- * substring per chunk would copy each chunk once more: ~30% more memory at the peak of a large
- * scan), and looped over in ranges of RANGE bytes, whose results are copied out after each.
+ * substring per chunk would copy each chunk once more), and looped over in ranges of RANGE bytes,
+ * whose results are copied out after each.
  * Positions are reported in UTF-16 code units, as JavaScript counts them: the loop keeps
  * `adj`, how many more bytes than code units it has seen (+1 per continuation byte, -1 per 4-byte
  * lead, since a 4-byte sequence is two code units), and a hooked trigram, a literal or a base64 run
@@ -74,17 +77,17 @@ const SPOTS = TRI + TRI_SIZE; // i32 per spot
 const RUNS = SPOTS + (SPOT_CAP + 1) * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
 const LITS_FOUND = RUNS + (Math.ceil(RANGE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
 const TABLES = LITS_FOUND + LIT_CAP * 8; // the engine's bigram, third, slot and literal tables
-/** Their room: the built-in rules need ~200 KB; an engine that needs more runs without the kernel. */
+/** Their room, with space to spare for the built-in rules; an engine that needs more runs without the kernel. */
 const TABLES_SIZE = 512 * 1024;
 const TEXT = TABLES + TABLES_SIZE; // the text's UTF-8, then a 0 byte; the memory grows to hold it
 /**
- * Room for a text of this many bytes from the start; a larger one grows the memory (1-3 ms, once:
- * it stays, up to KEEP_TEXT). Initial memory is resident, so this is no larger than most texts need.
+ * Room for a text of this many bytes from the start; a larger one grows the memory (once: it
+ * stays, up to KEEP_TEXT). Initial memory is resident, so this is no larger than most texts need.
  */
 const TEXT_ROOM = 1024 * 1024;
 /**
  * A kernel whose memory grew past this for a large text is let go after the call (the next call
- * makes a new one, ~1 ms): WebAssembly memory never shrinks, and a long-running proxy should not
+ * makes a new one): WebAssembly memory never shrinks, and a long-running proxy should not
  * keep a one-off 50 MB body's worth.
  */
 const KEEP_TEXT = 16 * 1024 * 1024;
@@ -606,7 +609,7 @@ export interface CharKernel {
    * One pass over `text`: spots, literals found and, when `rmin` >= KERNEL_MIN_RUN, the starts of
    * base64/hex runs when they reach `rmin` characters (pushed to `runs`; -1: none). Null when more
    * literals were found than the kernel can hold (then `runs` is incomplete: use the JavaScript
-   * loop). The same as engine.ts charPass and mainLoop's literal checks, for an engine with byteHooks.
+   * loop). The same as loop.ts charPass and literalHits, for an engine with byteHooks.
    */
   run<L extends KernelTables["bigramLits"][number][number]>(
     text: string,

@@ -1,7 +1,7 @@
 /**
  * Rule patterns are JavaScript regular expressions, optionally led by `(?i)` (case-insensitive) as
  * in other scanners' rule files. This file turns one into a RegExp and checks that a user's pattern
- * cannot stall a request (SPEC §2 Rule; issue 3 item 5).
+ * cannot stall a request (catastrophic backtracking).
  */
 import { nestedQuantifier, parseRegex } from "./regex-ast.ts";
 

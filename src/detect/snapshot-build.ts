@@ -3,7 +3,8 @@
  * (precomputed.ts).
  */
 import { parseBuiltinRules } from "./builtin-rules.ts";
-import { compileRules, type EngineSnapshot, snapshotEngine } from "./engine.ts";
+import { compileRules } from "./compile.ts";
+import { type EngineSnapshot, snapshotEngine } from "./snapshot.ts";
 
 export function builtinSnapshot(): EngineSnapshot {
   const defs = parseBuiltinRules().filter((r) => r.enabled !== false);

@@ -1,5 +1,5 @@
 /**
- * Checks a candidate value must pass after its pattern matched (SPEC §2 Rule `validator`).
+ * Checks a candidate value must pass after its pattern matched (a rule's `validator`).
  * Each takes the matched value as it appears in the text and returns true when it is a real one.
  */
 import type { ValidatorName } from "../core/types.ts";

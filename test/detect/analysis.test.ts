@@ -6,8 +6,10 @@ import { describe, expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { analyzePattern, builtinAnalyses } from "../../src/detect/analysis.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import { compileRules, scanText, snapshotEngine } from "../../src/detect/engine.ts";
+import { compileRules } from "../../src/detect/compile.ts";
+import { scanText } from "../../src/detect/engine.ts";
 import { followAfter, parseRegex } from "../../src/detect/regex-ast.ts";
+import { snapshotEngine } from "../../src/detect/snapshot.ts";
 
 describe("precomputed analyses", () => {
   test("build.ts's analyses cover every built-in pattern; an engine compiled with them is the same", () => {

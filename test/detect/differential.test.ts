@@ -7,13 +7,9 @@
 import { expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import {
-  compileRules,
-  isPlaceholder,
-  KEYWORD_BACK,
-  scanText,
-  shannonEntropy,
-} from "../../src/detect/engine.ts";
+import { compileRules, KEYWORD_BACK } from "../../src/detect/compile.ts";
+import { scanText } from "../../src/detect/engine.ts";
+import { isPlaceholder, shannonEntropy } from "../../src/detect/entropy.ts";
 import { compilePattern } from "../../src/detect/pattern.ts";
 import { VALIDATOR_FNS } from "../../src/detect/validators.ts";
 import { corpus } from "../bench/engine.bench.ts";

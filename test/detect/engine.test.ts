@@ -6,13 +6,9 @@
 import { describe, expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import {
-  compileRules,
-  type EncodingOptions,
-  MAX_MATCHES_PER_RULE,
-  scanText,
-  shannonEntropy,
-} from "../../src/detect/engine.ts";
+import { compileRules } from "../../src/detect/compile.ts";
+import { type EncodingOptions, MAX_MATCHES_PER_RULE, scanText } from "../../src/detect/engine.ts";
+import { shannonEntropy } from "../../src/detect/entropy.ts";
 import { checkUserPattern, compilePattern } from "../../src/detect/pattern.ts";
 import { findAnchor, parseRegex } from "../../src/detect/regex-ast.ts";
 

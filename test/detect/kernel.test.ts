@@ -8,8 +8,10 @@ import { expect, test } from "bun:test";
 import { defaults } from "../../src/config/files.ts";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import { charPass, compileRules, type Engine, scanText } from "../../src/detect/engine.ts";
+import { compileRules } from "../../src/detect/compile.ts";
+import { type Engine, scanText } from "../../src/detect/engine.ts";
 import { charKernel, RANGE, TRI_SPOT } from "../../src/detect/kernel.ts";
+import { charPass } from "../../src/detect/loop.ts";
 
 const engine = compileRules(loadBuiltinRules());
 const jsOnly: Engine = { ...engine, byteHooks: false };

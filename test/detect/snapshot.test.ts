@@ -5,8 +5,9 @@
 import { expect, test } from "bun:test";
 import { builtinAnalyses } from "../../src/detect/analysis.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import { compileRules, engineFromSnapshot, scanText, snapshotEngine } from "../../src/detect/engine.ts";
-import { compileEngine } from "../../src/detect/snapshot.ts";
+import { compileRules } from "../../src/detect/compile.ts";
+import { scanText } from "../../src/detect/engine.ts";
+import { compileEngine, engineFromSnapshot, snapshotEngine } from "../../src/detect/snapshot.ts";
 import { builtinSnapshot } from "../../src/detect/snapshot-build.ts";
 
 const defs = loadBuiltinRules();
