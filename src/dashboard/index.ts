@@ -5,9 +5,11 @@
  * The web UI (src/dashboard/ui.ts) is mounted as Bun.serve `routes`; every other path falls through
  * to the API app. The hostname is always loopback whatever the caller passes.
  */
+import { badHostResponse, requestUrl } from "../core/request-url.ts";
 import type { Runtime } from "../core/runtime.ts";
 import type { Store } from "../store/index.ts";
 import { type AppOptions, createApp } from "./app.ts";
+import { errorResponse } from "./http.ts";
 import { uiServeOptions } from "./ui.ts";
 
 export interface DashboardHandle {
@@ -36,8 +38,14 @@ export async function startDashboard(
     idleTimeout: 30,
     maxRequestBodySize: 2 * 1024 * 1024,
     fetch(req, srv) {
-      if (new URL(req.url).pathname === "/api/v1/live") srv.timeout(req, 0);
+      const url = requestUrl(req);
+      if (!url) return badHostResponse();
+      if (url.pathname === "/api/v1/live") srv.timeout(req, 0);
       return app.handle(req);
+    },
+    error(err) {
+      rt.log.error("dashboard: request failed", { error: err.message });
+      return errorResponse(500, "internal_error", "internal error (see the application log)");
     },
   });
   port = server.port ?? opts.port;

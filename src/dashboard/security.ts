@@ -1,9 +1,11 @@
 /**
- * Who may talk to the dashboard (SPEC §5, NAMES.md "Dashboard login"):
+ * Who may talk to the dashboard (the rules users read are in docs/api.md, "Auth"):
  * - Host must be a loopback name with our port (DNS rebinding), whether or not a password is set.
  * - A foreign `Origin` or `Sec-Fetch-Site: cross-site|same-site` is refused on every method.
- * - With a password: an HttpOnly, SameSite=Strict session cookie for every GET but `/live`, the
- *   exports and the auth endpoints; argon2id hash via `Bun.password`; logins limited per minute.
+ * - With a password: an HttpOnly, SameSite=Strict session cookie for every request but the auth
+ *   endpoints, `/live` and the exports included (they stream every finding's path, session and
+ *   hashes; a browser sends the cookie to both); argon2id hash via `Bun.password`; logins limited
+ *   per minute.
  * - Every POST, PUT and DELETE carries `X-CSRF-Token` (without a password the per-process token
  *   handed out by `GET /api/v1/auth/session`).
  */
@@ -11,12 +13,8 @@ import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
 import { ApiError } from "./http.ts";
 
 export const COOKIE = "sluice_session";
-const PUBLIC_GET = new Set([
-  "/api/v1/live",
-  "/api/v1/findings/export",
-  "/api/v1/audit/export",
-  "/api/v1/auth/session",
-]);
+/** The only GET answered without a session when a password is set: it says whether one is needed. */
+const PUBLIC_GET = new Set(["/api/v1/auth/session"]);
 const CSRF_EXEMPT = new Set(["/api/v1/auth/login"]);
 const MUTATING = new Set(["POST", "PUT", "DELETE", "PATCH"]);
 export const MAX_BODY_BYTES = 1024 * 1024;

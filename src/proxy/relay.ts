@@ -9,6 +9,7 @@ import type { Server, ServerWebSocket } from "bun";
 import type { UpstreamTls } from "../config/load.ts";
 import type { Config } from "../config/schema.ts";
 import type { Logger } from "../core/log.ts";
+import { badHostResponse, requestUrl } from "../core/request-url.ts";
 import type { Provider } from "../core/types.ts";
 import { providerError, unknownProviderResponse } from "./errors.ts";
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
@@ -142,7 +143,8 @@ export class Relay {
   }
 
   async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
-    const url = new URL(req.url);
+    const url = requestUrl(req);
+    if (!url) return badHostResponse();
     if (url.pathname === "/health" && req.method === "GET") return Response.json(this.health());
     if (url.pathname === "/metrics" && req.method === "GET") {
       // The engine counts what was scanned; the relay only passes its numbers on.

@@ -9,6 +9,7 @@ import type { Config } from "../config/schema.ts";
 import type { Bus, RequestEvent } from "../core/bus.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
 import type { Logger } from "../core/log.ts";
+import { badHostResponse, requestUrl } from "../core/request-url.ts";
 import type { ProxyMode } from "../core/runtime.ts";
 import {
   type Action,
@@ -212,7 +213,8 @@ export class ProxyServer {
   }
 
   async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
-    const url = new URL(req.url);
+    const url = requestUrl(req);
+    if (!url) return badHostResponse();
     const { pathname } = url;
     if (pathname === "/health" && req.method === "GET")
       return Response.json(this.deps.health(), { headers: { "cache-control": "no-store" } });

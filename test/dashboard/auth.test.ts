@@ -223,7 +223,7 @@ describe("with a password", () => {
       POST: [401, "unauthorized"],
       PUT: [401, "unauthorized"],
       DELETE: [401, "unauthorized"],
-      SSE: [200],
+      SSE: [401, "unauthorized"],
     },
     bad_csrf: {
       GET: [200],
@@ -240,9 +240,12 @@ describe("with a password", () => {
     () => ({ cookie, csrf }),
   );
 
-  test("exports are readable without a session (SPEC §5), other GETs are not", async () => {
-    expect((await fetch(`${s.base}/api/v1/findings/export?format=json`)).status).toBe(200);
-    expect((await fetch(`${s.base}/api/v1/audit/export?format=csv`)).status).toBe(200);
+  test("exports need a session like every other GET (stricter than the original specification)", async () => {
+    expect((await fetch(`${s.base}/api/v1/findings/export?format=json`)).status).toBe(401);
+    expect((await fetch(`${s.base}/api/v1/audit/export?format=csv`)).status).toBe(401);
+    expect(
+      (await fetch(`${s.base}/api/v1/findings/export?format=json`, { headers: { cookie } })).status,
+    ).toBe(200);
     expect((await fetch(`${s.base}/api/v1/findings`)).status).toBe(401);
     expect((await fetch(`${s.base}/api/v1/config`)).status).toBe(401);
     const sess = await (await fetch(`${s.base}/api/v1/auth/session`)).json();

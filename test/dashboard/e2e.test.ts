@@ -381,7 +381,7 @@ describe("sluice serve with SLUICE_DASHBOARD_PASSWORD", () => {
     await using p = await spawnSluice([], { upstream: up.url, env: { SLUICE_DASHBOARD_PASSWORD: password } });
     const base = p.dashboardUrl!;
     expect((await fetch(`${base}/api/v1/status`)).status).toBe(401);
-    expect((await fetch(`${base}/api/v1/live`)).status).toBe(200);
+    expect((await fetch(`${base}/api/v1/live`)).status).toBe(401);
     const bad = await fetch(`${base}/api/v1/auth/login`, {
       method: "POST",
       body: JSON.stringify({ password: "nope" }),
