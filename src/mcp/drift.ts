@@ -17,7 +17,7 @@ export interface BaselineStore {
   put(serverId: string, tool: string, baseline: Baseline): void;
 }
 
-/** The part of the store's McpRepo that baselines need (src/store/repos.ts). */
+/** The part of the store's McpRepo that baselines need (src/store/mcp.ts). */
 export interface BaselineRepo {
   getBaseline(server_id: string, tool_name: string): { sha256: string; definition: unknown } | null;
   putBaseline(server_id: string, tool_name: string, sha256: string, definition: unknown): unknown;

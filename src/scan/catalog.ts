@@ -9,7 +9,7 @@ import type { Config } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
 import { Logger } from "../core/log.ts";
 import type { RuleDef } from "../core/types.ts";
-import type { RuleFilter } from "../store/repos.ts";
+import type { RuleFilter } from "../store/rules.ts";
 import { rulesInForce } from "./engine.ts";
 
 /** The API's filter semantics in memory: comma-separated search terms match name or description (OR). */

@@ -4,7 +4,8 @@
  */
 import type { Elysia } from "elysia";
 import { ACTIONS, DETECTORS, PROVIDER_LABELS, SEVERITIES } from "../../core/types.ts";
-import { AUDIT_FIELDS, type AuditFilter, FINDING_FIELDS, type FindingFilter } from "../../store/repos.ts";
+import { AUDIT_FIELDS, type AuditFilter } from "../../store/audit.ts";
+import { FINDING_FIELDS, type FindingFilter } from "../../store/findings.ts";
 import type { Ctx } from "../context.ts";
 import {
   enumParam,

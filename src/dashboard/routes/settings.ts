@@ -11,7 +11,7 @@ import type { Config } from "../../config/schema.ts";
 import type { ProxyMode } from "../../core/runtime.ts";
 import { DETECTORS, RULE_ACTIONS } from "../../core/types.ts";
 import { globMatch } from "../../policy/allowlist.ts";
-import { ALLOWLIST_TYPES, type AllowlistType } from "../../store/repos.ts";
+import { ALLOWLIST_TYPES, type AllowlistType } from "../../store/allowlists.ts";
 import type { Ctx } from "../context.ts";
 import { ApiError, badRequest, notFound, objectBody } from "../http.ts";
 
