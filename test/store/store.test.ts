@@ -293,7 +293,9 @@ describe("writer", () => {
     });
     expect(store.findings.count()).toBe(20_000);
     expect(worst).toBeLessThan(60);
-  });
+    // 20,000 rows with their rollup triggers take seconds on a busy two-core machine: the bound is on
+    // the longest pause of the event loop, not on the whole.
+  }, 30_000);
 });
 
 describe("rules", () => {
