@@ -40,6 +40,8 @@ export interface Runtime {
   rulesChanged(): void;
   /** Counters for /health, /api/v1/status and the shutdown summary. */
   stats(): { requests: number; active_requests: number; findings: number; by_action: Record<string, number> };
+  /** The `content_hash` this installation stores for a value (keyed; see src/policy/mask.ts). */
+  contentHash(value: string): string;
   /** Where the proxy actually listens. */
   proxyAddress(): { host: string; port: number };
 }

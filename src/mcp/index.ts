@@ -9,7 +9,7 @@ import { Bus } from "../core/bus.ts";
 import { type Level, Logger } from "../core/log.ts";
 import { type Action, blankSession, type RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
-import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
+import { installationKey } from "../policy/hmac-key.ts";
 import { createScanner } from "../policy/scanner.ts";
 import type { Store } from "../store/index.ts";
 import { FileBaselines } from "./baselines-file.ts";
@@ -104,15 +104,6 @@ export function rulesFor(config: Config, store: Store | null): RuleDef[] {
   return [...base, ...config.custom_rules.filter((r) => !names.has(r.name)).map(customRuleDef)];
 }
 
-function loadHmacKey(configDir: string, log: Logger): Uint8Array | null {
-  try {
-    return loadOrCreateHmacKey(configDir);
-  } catch (err) {
-    log.warn(`no HMAC key, findings carry no value_hash: ${(err as Error).message}`);
-    return null;
-  }
-}
-
 async function openStoreMaybe(configDir: string, bus: Bus, log: Logger): Promise<Store | null> {
   try {
     const { openStore } = await import("../store/index.ts");
@@ -151,7 +142,7 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
       config: () => config,
       rules: () => rules,
       rulesVersion: () => rulesVersion,
-      hmacKey: config.analytics.hash_secrets ? loadHmacKey(loaded.configDir, log) : null,
+      hmacKey: installationKey(loaded.configDir, (m) => log.warn(m)),
     });
     scan = (text, path) => scanner.scanText(text, path);
   } catch (err) {

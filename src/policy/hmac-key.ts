@@ -1,6 +1,7 @@
 /**
- * The per-installation key for `value_hash` (HMAC-SHA-256 of a matched value, SPEC §2 Finding):
- * 32 random bytes in `{config_dir}/hmac.key`, file mode 0600 in a 0700 directory.
+ * The per-installation key every stored hash of a value is keyed with (`content_hash`, `value_hash`,
+ * `api_key_hash`; see mask.ts): 32 random bytes in `{config_dir}/hmac.key`, file mode 0600 in a 0700
+ * directory.
  */
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -38,4 +39,20 @@ export function loadOrCreateHmacKey(configDir: string): Uint8Array {
   chmodSync(tmp, 0o600);
   renameSync(tmp, file);
   return key;
+}
+
+/**
+ * The installation key, or, when `{configDir}/hmac.key` can be neither read nor created, a random
+ * key for this process alone (said on `warn`): stored hashes are then keyed all the same, they only
+ * stop matching the rows of other runs.
+ */
+export function installationKey(configDir: string, warn: (message: string) => void): Uint8Array {
+  try {
+    return loadOrCreateHmacKey(configDir);
+  } catch (e) {
+    warn(
+      `cannot read or create ${join(configDir, HMAC_KEY_FILE)} (${(e as Error).message}); hashes are keyed with a key for this run only`,
+    );
+    return crypto.getRandomValues(new Uint8Array(KEY_BYTES));
+  }
 }

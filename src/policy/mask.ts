@@ -58,16 +58,40 @@ export function maskValue(value: string): string {
 }
 
 /**
- * sha256 hex of a value (UTF-8, lone surrogates as U+FFFD, as node:crypto hashes a string): the dedup
- * key of a finding. Bun's native hasher: a scan hashes every finding, and node:crypto's createHash
- * cost ~10 µs a call (a few ms for a repository full of test secrets) against under 1 µs here.
- * @example contentHash("abc") // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+ * The stored dedup key of a finding: HMAC-SHA-256 (installation key) over the hex SHA-256 of the
+ * value (UTF-8, lone surrogates as U+FFFD, as node:crypto hashes a string). Keyed, so that a stored
+ * hash of a short value (an SSN, a card number, an email address) cannot be reversed by hashing
+ * guesses; over the digest rather than the value, so that a database written before hashes were
+ * keyed is brought over by `keyDigest(old, key)` and deduplicates with new rows (see the store's
+ * migrations). Without a key (`sluice scan`, which stores nothing) it is the plain digest, kept in
+ * memory only. Bun's native hashers: a scan hashes every finding, and node:crypto cost ~10 µs a call.
+ * @example contentHash("abc", null) // "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
  */
-export function contentHash(value: string): string {
-  return Bun.SHA256.hash(value, "hex");
+export function contentHash(value: string, key: Uint8Array | null): string {
+  const digest = Bun.SHA256.hash(value, "hex");
+  return key ? keyDigest(digest, key) : digest;
 }
 
 /** HMAC-SHA-256 hex of a value with the installation key (the same bytes as node:crypto's createHmac). */
 export function valueHash(value: string, key: Uint8Array): string {
   return new Bun.CryptoHasher("sha256", key).update(value).digest("hex");
+}
+
+/** A plain hex digest keyed with the installation key: `contentHash(v, key) === keyDigest(sha256(v), key)`. */
+export function keyDigest(digest: string, key: Uint8Array): string {
+  return valueHash(digest, key);
+}
+
+/**
+ * The stored hash of a credential (`api_key_hash`): 16 hex characters, keyed like `contentHash` over
+ * the plain 16-character digest that was stored before hashes were keyed (`shortDigest`).
+ */
+export function credentialHash(credential: string, key: Uint8Array | null): string {
+  const short = shortDigest(credential);
+  return key ? keyDigest(short, key).slice(0, 16) : short;
+}
+
+/** The first 16 hex characters of a SHA-256: a grouping key that is not itself stored. */
+export function shortDigest(text: string): string {
+  return Bun.SHA256.hash(text, "hex").slice(0, 16);
 }

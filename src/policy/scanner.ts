@@ -32,7 +32,10 @@ export interface ScannerOptions {
   /** The enabled rules in force, and a version that changes whenever they change. */
   rules: () => RuleDef[];
   rulesVersion: () => number;
-  /** Per-installation HMAC key for `value_hash`; null disables value hashes. */
+  /**
+   * Per-installation HMAC key: keys `content_hash`, and `value_hash` when `analytics.hash_secrets`.
+   * Null only where findings are never stored (`sluice scan`): plain content hashes, no value hashes.
+   */
   hmacKey: Uint8Array | null;
 }
 
@@ -218,7 +221,7 @@ export function createScanner(opts: ScannerOptions): Scanner {
     if (isAllowlisted(cfg.allowlists, m.rule.detector, m.value, [path])) return null;
     if (!m.hashes) {
       m.hashes = {
-        content: contentHash(m.value),
+        content: contentHash(m.value, opts.hmacKey),
         value: opts.hmacKey ? valueHash(m.value, opts.hmacKey) : null,
         preview: maskValue(m.value),
       };

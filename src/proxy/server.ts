@@ -44,6 +44,8 @@ export interface ProxyDeps {
   metrics: Metrics;
   tls(): UpstreamTls;
   pool(): HostPool;
+  /** The installation key for the stored `api_key_hash` of a request's session. */
+  hmacKey: Uint8Array | null;
   /** The `/health` record. */
   health(): Record<string, unknown>;
 }
@@ -330,6 +332,7 @@ export class ProxyServer {
         headers: req.headers,
         json,
         sourceIp: server.requestIP(req)?.address ?? null,
+        hmacKey: this.deps.hmacKey,
       });
     } catch (e) {
       log.error(`session context failed: ${(e as Error).message}`, { request_id: requestId });
@@ -455,6 +458,7 @@ export class ProxyServer {
       headers: req.headers,
       json: undefined,
       sourceIp: server.requestIP(req)?.address ?? null,
+      hmacKey: this.deps.hmacKey,
     });
     const up = await connectUpstream(
       target,

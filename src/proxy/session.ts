@@ -4,6 +4,7 @@
  */
 import { createHash } from "node:crypto";
 import type { ProviderLabel, SessionContext } from "../core/types.ts";
+import { credentialHash } from "../policy/mask.ts";
 
 interface ClientId {
   id: string;
@@ -60,8 +61,11 @@ function osFromHeaders(headers: Headers): string | null {
   return null;
 }
 
-/** A short hash of the credential the client sends (never the credential itself). */
-export function apiKeyHash(headers: Headers): string | null {
+/**
+ * A short hash of the credential the client sends (never the credential itself): keyed with the
+ * installation key when one is given (what is stored), else the plain short digest.
+ */
+export function apiKeyHash(headers: Headers, hmacKey: Uint8Array | null = null): string | null {
   const auth = headers.get("authorization");
   const key =
     headers.get("x-api-key") ??
@@ -69,7 +73,7 @@ export function apiKeyHash(headers: Headers): string | null {
     (auth ? auth.replace(/^Bearer\s+/i, "") : null) ??
     null;
   if (!key) return null;
-  return createHash("sha256").update(key).digest("hex").slice(0, 16);
+  return credentialHash(key, hmacKey);
 }
 
 interface ClaudeUserId {
@@ -111,6 +115,8 @@ export interface SessionInput {
   headers: Headers;
   json: unknown;
   sourceIp: string | null;
+  /** The installation key for the stored `api_key_hash`; without one it is a plain short digest. */
+  hmacKey?: Uint8Array | null;
 }
 
 export function sessionContext(input: SessionInput): SessionContext {
@@ -145,7 +151,7 @@ export function sessionContext(input: SessionInput): SessionContext {
     working_directory: null,
     git_branch: null,
     os_platform: osFromHeaders(headers),
-    api_key_hash: keyHash,
+    api_key_hash: input.hmacKey ? apiKeyHash(headers, input.hmacKey) : keyHash,
     model: modelOf(input.provider, input.pathname, json),
   };
 }

@@ -31,7 +31,8 @@ import { blankSession, type Finding, type RuleDef } from "../core/types.ts";
 import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { Metrics } from "../metrics/index.ts";
-import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
+import { installationKey } from "../policy/hmac-key.ts";
+import { contentHash } from "../policy/mask.ts";
 import { createScanner } from "../policy/scanner.ts";
 import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
@@ -97,6 +98,8 @@ export class SluiceRuntime implements Runtime {
   #reloading: Promise<unknown> = Promise.resolve();
   #shuttingDown: Promise<string> | null = null;
   #signalHandlers: [NodeJS.Signals, () => void][] = [];
+  /** The installation key every stored hash of a value is keyed with. */
+  readonly #hmacKey: Uint8Array;
 
   private constructor(
     readonly opts: StartOptions,
@@ -118,8 +121,10 @@ export class SluiceRuntime implements Runtime {
     this.bus.onListenerError = (event, err) =>
       this.log.error(`listener for ${event} failed: ${(err as Error)?.message ?? err}`);
     for (const w of loaded.warnings) this.log.warn(w);
+    this.#hmacKey = installationKey(this.configDir, (m) => this.log.error(m));
     this.store = openStore({
       configDir: this.configDir,
+      hmacKey: this.#hmacKey,
       bus: this.bus,
       log: this.log,
       auditDir: opts.logDir ? resolve(opts.logDir) : (this.#config.logging.dir ?? undefined),
@@ -134,12 +139,7 @@ export class SluiceRuntime implements Runtime {
     this.#pool.startSweeper();
     const stored = this.store.getSetting("proxy.mode");
     this.#mode = stored === "active" || stored === "passthrough" ? stored : this.#config.proxy.mode;
-    let hmacKey: Uint8Array | null = null;
-    try {
-      hmacKey = this.#config.analytics.hash_secrets ? loadOrCreateHmacKey(this.configDir) : null;
-    } catch (e) {
-      this.log.error(`cannot read or create the HMAC key: ${(e as Error).message}; value hashes disabled`);
-    }
+    const hmacKey = this.#hmacKey;
     const scanner = createScanner({
       config: () => this.#config,
       rules: () => this.rules(),
@@ -156,6 +156,7 @@ export class SluiceRuntime implements Runtime {
       metrics: this.metrics,
       tls: () => this.#tls,
       pool: () => this.#pool,
+      hmacKey,
       health: () => ({
         status: "ok",
         version: versionLabel(),
@@ -251,6 +252,10 @@ export class SluiceRuntime implements Runtime {
   config(): Config {
     return this.#config;
   }
+  contentHash(value: string): string {
+    return contentHash(value, this.#hmacKey);
+  }
+
   mode(): ProxyMode {
     return this.#mode;
   }

@@ -18,6 +18,7 @@ import { type Config, type CustomRuleConfig, customRuleDef, defaultConfig } from
 import type { Bus } from "../core/bus.ts";
 import type { Logger } from "../core/log.ts";
 import type { RuleDef } from "../core/types.ts";
+import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { AllowlistsRepo } from "./allowlists.ts";
 import { AuditRepo } from "./audit.ts";
 import { AuditLog } from "./audit-log.ts";
@@ -50,6 +51,8 @@ export interface StoreOptions {
   flushIntervalMs?: number;
   /** How often rule hit counts are written (default 60 s). */
   hitFlushIntervalMs?: number;
+  /** The installation key stored hashes are keyed with; default `{configDir}/hmac.key`. */
+  hmacKey?: Uint8Array;
 }
 
 /** Every repository of the store, by the name the store exposes it under. */
@@ -96,7 +99,7 @@ export interface Store extends Repositories {
 }
 
 /** The database file, created 0600 in a 0700 directory, in WAL mode, migrated to the newest schema. */
-function openDatabase(path: string): Database {
+function openDatabase(path: string, hmacKey: () => Uint8Array): Database {
   if (path !== ":memory:") mkdirSync(join(path, ".."), { recursive: true, mode: 0o700 });
   const db = new Database(path, { create: true, strict: true });
   if (path !== ":memory:") {
@@ -110,7 +113,7 @@ function openDatabase(path: string): Database {
       /* not ours to chmod */
     }
   }
-  migrate(db);
+  migrate(db, { hmacKey });
   // From here on a locked database fails at once: the writer retries, the event loop never waits.
   db.run("PRAGMA busy_timeout = 0");
   return db;
@@ -139,7 +142,7 @@ export function openStore(opts: StoreOptions): Store {
   const { log, bus } = opts;
   let config: () => Config = opts.config ?? (() => defaultConfig());
   const maxQueue = opts.maxQueue ?? 10_000;
-  const db = openDatabase(path);
+  const db = openDatabase(path, () => opts.hmacKey ?? loadOrCreateHmacKey(opts.configDir));
   const repos = repositories(db);
   const { rules, settings } = repos;
 

@@ -1,10 +1,59 @@
 /**
  * Versioned schema of `sluice.db`. Each migration runs once, in order, inside a transaction; the
  * applied version is kept in `PRAGMA user_version`. Append new migrations, never edit old ones.
+ * A migration is SQL, or a function when it needs more than SQL (bun:sqlite has no user-defined
+ * SQL functions, so rewriting values row by row is done in JavaScript).
  */
 import type { Database } from "bun:sqlite";
+import { keyDigest } from "../policy/mask.ts";
 
-export const MIGRATIONS: string[] = [
+export interface MigrationContext {
+  /** The installation key stored hashes are keyed with (loaded or created on first call). */
+  hmacKey(): Uint8Array;
+  /** Run `fn` once the migration's transaction has committed. */
+  afterCommit(fn: () => void): void;
+}
+
+type Migration = string | ((db: Database, ctx: MigrationContext) => void);
+
+/**
+ * Key the hashes stored before hashes were keyed. `content_hash` and `api_key_hash` held plain
+ * SHA-256 digests of the matched value and of the client's credential: a short value (an SSN, a card
+ * number, an email address) could be recovered by hashing guesses. The values themselves were never
+ * stored, so a row cannot be hashed afresh; instead its digest is keyed: `HMAC(key, old digest)`, which
+ * is exactly what new rows hold for the same value (mask.ts computes `content_hash` as the keyed
+ * digest), so deduplication carries on across the upgrade and no plain digest is left. `value_hash`
+ * was keyed already. Rows that other processes' system findings keyed by their own text (scan
+ * errors, MCP events) are keyed too; they only lose their match with later rows of the same text.
+ */
+function keyStoredHashes(db: Database, ctx: MigrationContext): void {
+  const count = (db.query("SELECT COUNT(*) AS n FROM findings").get() as { n: number }).n;
+  if (count === 0) return;
+  const key = ctx.hmacKey();
+  const read = db.query(
+    "SELECT id, content_hash, api_key_hash FROM findings WHERE id > ? ORDER BY id LIMIT 1000",
+  );
+  const write = db.query("UPDATE findings SET content_hash = ?, api_key_hash = ? WHERE id = ?");
+  let last = 0;
+  for (;;) {
+    const rows = read.all(last) as { id: number; content_hash: string; api_key_hash: string | null }[];
+    if (rows.length === 0) break;
+    for (const r of rows) {
+      const apiKey = r.api_key_hash === null ? null : keyDigest(r.api_key_hash, key).slice(0, 16);
+      write.run(keyDigest(r.content_hash, key), apiKey, r.id);
+    }
+    last = rows[rows.length - 1]!.id;
+  }
+  ctx.afterCommit(() => {
+    // Rewriting index entries moves cells between pages and leaves the old digests in the unused
+    // space of pages (secure_delete does not reach it): rebuild the file, then empty the write-ahead
+    // log, so that no plain digest stays on disk. Once, at the upgrade.
+    db.run("VACUUM");
+    db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+  });
+}
+
+export const MIGRATIONS: Migration[] = [
   // 1: initial schema
   `
   CREATE TABLE findings (
@@ -233,10 +282,12 @@ export const MIGRATIONS: string[] = [
   INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'project', COALESCE(working_directory, ''), COUNT(*) FROM findings GROUP BY 1, 3;
   INSERT INTO finding_rollup (day, dim, key, n) SELECT ts_ms / 86400000, 'decoded', CASE WHEN decoded IS NULL THEN '' ELSE '1' END, COUNT(*) FROM findings GROUP BY 1, 3;
   `,
+  // 3: stored hashes keyed with the installation key
+  keyStoredHashes,
 ];
 
 /** Bring the database to the newest schema. Returns the version it started from. */
-export function migrate(db: Database): number {
+export function migrate(db: Database, keys: Pick<MigrationContext, "hmacKey">): number {
   const row = db.query("PRAGMA user_version").get() as { user_version: number };
   const from = row.user_version;
   if (from > MIGRATIONS.length) {
@@ -245,10 +296,14 @@ export function migrate(db: Database): number {
     );
   }
   for (let v = from; v < MIGRATIONS.length; v++) {
+    const after: (() => void)[] = [];
     db.transaction(() => {
-      db.run(MIGRATIONS[v]!);
+      const m = MIGRATIONS[v]!;
+      if (typeof m === "string") db.run(m);
+      else m(db, { ...keys, afterCommit: (fn) => after.push(fn) });
       db.run(`PRAGMA user_version = ${v + 1}`);
     })();
+    for (const fn of after) fn();
   }
   return from;
 }

@@ -13,9 +13,12 @@ import { Logger } from "../../src/core/log.ts";
 import type { ProxyMode, ReloadResult, Runtime } from "../../src/core/runtime.ts";
 import { blankSession, type Finding, type RuleDef, type SessionContext } from "../../src/core/types.ts";
 import { createApp } from "../../src/dashboard/app.ts";
+import { contentHash } from "../../src/policy/mask.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 
 export const PORT = 18081;
+/** The installation key of the test runtime (what `contentHash` keys with). */
+export const TEST_HMAC_KEY = new Uint8Array(32).fill(7);
 
 export interface TestRuntime extends Runtime {
   counters: { requests: number; findings: number };
@@ -99,6 +102,7 @@ export function makeRuntime(
       by_action: {},
     }),
     proxyAddress: () => ({ host: "127.0.0.1", port: 18080 }),
+    contentHash: (value) => contentHash(value, TEST_HMAC_KEY),
   };
   return rt;
 }

@@ -1,7 +1,8 @@
 /** Every dashboard endpoint in process: shapes, filters, bounds, 400/404/409, exports. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Finding } from "../../src/core/types.ts";
-import { type Env, finding, makeEnv, PORT, rule, session } from "./_env.ts";
+import { contentHash } from "../../src/policy/mask.ts";
+import { type Env, finding, makeEnv, PORT, rule, session, TEST_HMAC_KEY } from "./_env.ts";
 
 let env: Env;
 
@@ -790,7 +791,8 @@ describe("allowlists", () => {
     expect(env.rt.config().allowlists.secrets).toEqual(["CONFIG-ALLOWED"]);
   });
   test("test: value_match and up to 20 matching findings", async () => {
-    const hashOf = (v: string) => new Bun.CryptoHasher("sha256").update(v).digest("hex");
+    // What the scanner stores: the keyed content hash of the installation.
+    const hashOf = (v: string) => contentHash(v, TEST_HMAC_KEY);
     for (let i = 0; i < 25; i++)
       emit({ path: `messages[${i}].content`, content_hash: hashOf(`v${i}`) }, { session_id: `allow-${i}` });
     emit({ content_hash: hashOf("AKIAIOSFODNN7EXAMPLE") }, { session_id: "exact" });

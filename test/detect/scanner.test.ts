@@ -95,7 +95,9 @@ describe("policy", () => {
     const v = s.scan(msgs(`key ${AWS_ID}`));
     const f = v.findings[0]!;
     expect(f.preview).toBe("AKIA************MPLE");
-    expect(f.content_hash).toBe(createHash("sha256").update(AWS_ID).digest("hex"));
+    // Keyed: HMAC over the plain digest (a guessed value cannot be checked against it without the key).
+    const plain = createHash("sha256").update(AWS_ID).digest("hex");
+    expect(f.content_hash).toBe(createHmac("sha256", KEY).update(plain).digest("hex"));
     expect(f.value_hash).toBe(createHmac("sha256", KEY).update(AWS_ID).digest("hex"));
     expect(f.start).toBe(4);
     expect(f.end).toBe(24);

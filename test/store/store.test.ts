@@ -88,7 +88,7 @@ describe("schema", () => {
   test("upgrading from schema 1 backfills the stats counters", async () => {
     const dir = mkdtempSync(join(tmpdir(), "sluice-store-"));
     const db = new Database(join(dir, "sluice.db"));
-    db.run(MIGRATIONS[0]!);
+    db.run(MIGRATIONS[0] as string);
     db.run("PRAGMA user_version = 1");
     const now = Date.now();
     const iso = new Date(now).toISOString();

@@ -280,9 +280,7 @@ export function settingsRoutes(app: Elysia, ctx: Ctx): void {
       throw badRequest("pattern (a non-empty string) is required");
     if (raw.value !== undefined && typeof raw.value !== "string") throw badRequest("value must be a string");
     const pattern = raw.pattern;
-    const exactHash = /[*?]/.test(pattern)
-      ? null
-      : new Bun.CryptoHasher("sha256").update(pattern).digest("hex");
+    const exactHash = /[*?]/.test(pattern) ? null : rt.contentHash(pattern);
     const matches: Record<string, unknown>[] = [];
     let scanned = 0;
     for (const f of store.findings.iterate({}, 500)) {
