@@ -89,6 +89,12 @@ export function defaults(): Config {
       gemini: {
         upstream: "https://generativelanguage.googleapis.com",
       },
+      chatgpt: {
+        upstream: "https://chatgpt.com",
+      },
+      code_assist: {
+        upstream: "https://cloudcode-pa.googleapis.com",
+      },
     },
     detectors: {
       secrets: {

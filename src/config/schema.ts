@@ -68,6 +68,10 @@ export const configSchema = z.object({
       anthropic: upstream("https://api.anthropic.com"),
       openai: upstream("https://api.openai.com"),
       gemini: upstream("https://generativelanguage.googleapis.com"),
+      /** Codex signed in with ChatGPT; request paths keep their `/backend-api/…` prefix. */
+      chatgpt: upstream("https://chatgpt.com"),
+      /** Gemini CLI signed in with Google (the Code Assist server). */
+      code_assist: upstream("https://cloudcode-pa.googleapis.com"),
     })
     .prefault({}),
   detectors: z

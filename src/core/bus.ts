@@ -3,7 +3,7 @@
  * and the logs subscribe. Emitting never throws: a failing listener is reported and skipped.
  * Payloads never hold a raw matched value (NAMES.md, SSE events).
  */
-import type { Action, Finding, ProviderLabel, SessionContext } from "./types.ts";
+import type { Action, Finding, Login, ProviderLabel, SessionContext, UnscannedReason } from "./types.ts";
 
 export interface FindingEvent {
   finding: Finding;
@@ -32,6 +32,10 @@ export interface RequestEvent {
   account_id: string | null;
   mode: "active" | "passthrough";
   error: string | null;
+  /** How the client signed in. */
+  login: Login;
+  /** Set when sluice could not read the request (forwarded unscanned, not forwarded, or routed around). */
+  unscanned: UnscannedReason | null;
 }
 
 export interface WsConnectionEvent {

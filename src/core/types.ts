@@ -21,11 +21,42 @@ export function strongest(a: Action, b: Action): Action {
   return ACTION_RANK[a] >= ACTION_RANK[b] ? a : b;
 }
 
-export const PROVIDERS = ["anthropic", "openai", "gemini"] as const;
+/**
+ * The back ends sluice forwards to, each with its own upstream (`providers.<name>.upstream`):
+ * the three API-key providers and the two subscription back ends that sign-in modes talk to
+ * (`chatgpt`: Codex signed in with ChatGPT; `code_assist`: Gemini CLI signed in with Google).
+ * A Claude subscription (OAuth) talks to `anthropic` like an API key does.
+ */
+export const PROVIDERS = ["anthropic", "openai", "gemini", "chatgpt", "code_assist"] as const;
 export type Provider = (typeof PROVIDERS)[number];
 /** A provider, or "unknown" for a request no provider claims (as stored, filtered and counted). */
 export const PROVIDER_LABELS = [...PROVIDERS, "unknown"] as const;
 export type ProviderLabel = (typeof PROVIDER_LABELS)[number];
+
+/**
+ * How a client signed in, as its request shows it: an API key, a Claude subscription's OAuth token
+ * (`oauth`), another bearer token (`auth_token`, e.g. a gateway's), a ChatGPT sign-in (`chatgpt`), a
+ * Google sign-in (`google`), or no credential at all (`none`).
+ */
+export const LOGINS = ["api_key", "oauth", "auth_token", "chatgpt", "google", "none"] as const;
+export type Login = (typeof LOGINS)[number];
+
+/**
+ * Why sluice could not read traffic of a client, counted per client so that it is never silent:
+ * `non_json` (a body that is not JSON), `encoded` (a content coding sluice cannot undo),
+ * `unknown_shape` (JSON, but not the conversation shape of its endpoint), `unknown_provider`
+ * (answered 400, not forwarded), `too_large` (over `proxy.max_body_size`, forwarded unscanned),
+ * `bypass` (the back end told the client to send its conversation elsewhere, around sluice).
+ */
+export const UNSCANNED_REASONS = [
+  "non_json",
+  "encoded",
+  "unknown_shape",
+  "unknown_provider",
+  "too_large",
+  "bypass",
+] as const;
+export type UnscannedReason = (typeof UNSCANNED_REASONS)[number];
 
 export const VALIDATORS = ["luhn", "ssn_range", "iban_mod97", "exclude_private_ips"] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];

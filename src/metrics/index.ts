@@ -2,11 +2,22 @@
  * Prometheus text exposition of `GET /metrics` (SPEC §4, prefix `sluice_`): every metric with its
  * `# HELP` and `# TYPE` lines, label sets pre-seeded so a fresh process shows zeros.
  */
-import { type Action, PROVIDER_LABELS, type ProviderLabel } from "../core/types.ts";
+import {
+  type Action,
+  type Login,
+  PROVIDER_LABELS,
+  type ProviderLabel,
+  type UnscannedReason,
+} from "../core/types.ts";
 
 export const METRICS_CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 const REQUEST_ACTIONS = ["pass", "log", "alert", "block", "redact"] as const;
+/**
+ * Label sets per client: client names come from User-Agent headers, so past this many the rest are
+ * counted under `client="other"` and a noisy client cannot grow the exposition without bound.
+ */
+const MAX_CLIENT_LABELS = 200;
 
 function esc(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
@@ -22,6 +33,23 @@ export class Metrics {
   scanCount = 0;
   totalRequests = 0;
   totalFindings = 0;
+  /** By `client\u0000login`. */
+  readonly requestsByClient = new Map<string, number>();
+  /** By `client\u0000reason`. */
+  readonly unscannedByClient = new Map<string, number>();
+
+  #bump(map: Map<string, number>, client: string, second: string) {
+    let key = `${client}\u0000${second}`;
+    if (!map.has(key) && map.size >= MAX_CLIENT_LABELS) key = `other\u0000${second}`;
+    map.set(key, (map.get(key) ?? 0) + 1);
+  }
+  countClient(client: string, login: Login) {
+    this.#bump(this.requestsByClient, client || "unknown", login);
+  }
+  /** A request sluice could not read (see UNSCANNED_REASONS): never silent. */
+  countUnscanned(client: string, reason: UnscannedReason) {
+    this.#bump(this.unscannedByClient, client || "unknown", reason);
+  }
 
   countRequest(action: Action) {
     this.requestsByAction.set(action, (this.requestsByAction.get(action) ?? 0) + 1);
@@ -57,6 +85,20 @@ export class Metrics {
     head("provider_requests_total", "counter", "Requests by detected provider.");
     for (const [p, n] of this.requestsByProvider)
       out.push(`sluice_provider_requests_total{provider="${esc(p)}"} ${n}`);
+    head("client_requests_total", "counter", "Requests by client (tool) and how it signed in.");
+    for (const [k, n] of [...this.requestsByClient].sort()) {
+      const [client, login] = k.split("\u0000");
+      out.push(`sluice_client_requests_total{client="${esc(client!)}",login="${esc(login!)}"} ${n}`);
+    }
+    head(
+      "unscanned_requests_total",
+      "counter",
+      "Requests sluice could not read, by client and reason (non_json, encoded, unknown_shape, unknown_provider, too_large, bypass).",
+    );
+    for (const [k, n] of [...this.unscannedByClient].sort()) {
+      const [client, reason] = k.split("\u0000");
+      out.push(`sluice_unscanned_requests_total{client="${esc(client!)}",reason="${esc(reason!)}"} ${n}`);
+    }
     head("scan_duration_seconds", "summary", "Time spent scanning request bodies.");
     out.push(`sluice_scan_duration_seconds_sum ${this.scanSeconds}`);
     out.push(`sluice_scan_duration_seconds_count ${this.scanCount}`);

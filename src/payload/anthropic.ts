@@ -13,3 +13,14 @@ export const anthropicSkip: SkipFn = (parent, key) => {
     return !isTextMime(parent.media_type);
   return false;
 };
+
+/** Whether an Anthropic body has the shape sluice reads; null when the path carries no conversation. */
+export function anthropicShape(pathname: string, json: unknown): boolean | null {
+  if (pathname.startsWith("/v1/messages")) return Array.isArray(field(json, "messages"));
+  if (pathname.startsWith("/v1/complete")) return typeof field(json, "prompt") === "string";
+  return null;
+}
+
+function field(json: unknown, key: string): unknown {
+  return typeof json === "object" && json !== null ? (json as Record<string, unknown>)[key] : undefined;
+}

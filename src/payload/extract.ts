@@ -4,7 +4,9 @@
  * Every string of the body is a segment — conversation text, system prompts, tool definitions, tool
  * inputs and results, function-call arguments (a JSON string, scanned as text) — except fields that
  * carry binary or opaque data: inline images and PDFs, thinking signatures, encrypted reasoning.
- * The provider adapters (anthropic.ts, openai.ts, gemini.ts) name those fields for their shapes.
+ * The provider adapters (anthropic.ts, openai.ts, gemini.ts) name those fields for their shapes; the
+ * sign-in back ends carry the same bodies (chatgpt.ts: Responses; code-assist.ts: a Gemini request
+ * inside a `request` wrapper), so they share those adapters' fields.
  * Object keys of 16+ characters with a digit are segments as well, at the path of their object.
  */
 import type { ProviderLabel, Segment } from "../core/types.ts";
@@ -22,8 +24,10 @@ function skipsFor(provider: ProviderLabel): SkipFn[] {
     case "anthropic":
       return [anthropicSkip, openaiSkip, geminiSkip];
     case "openai":
+    case "chatgpt":
       return [openaiSkip, anthropicSkip, geminiSkip];
     case "gemini":
+    case "code_assist":
       return [geminiSkip, anthropicSkip, openaiSkip];
     default:
       return ALL_SKIPS;

@@ -20,3 +20,29 @@ export const openaiSkip: SkipFn = (parent, key, value) => {
     return AUDIO_FORMAT.test(parent.format); // input_audio.data
   return false;
 };
+
+function field(json: unknown, key: string): unknown {
+  return typeof json === "object" && json !== null ? (json as Record<string, unknown>)[key] : undefined;
+}
+
+/** A Responses body or `response.create` frame: `input` as a string or a list of items. */
+export function isResponsesBody(json: unknown): boolean {
+  const input = field(json, "input");
+  return typeof input === "string" || Array.isArray(input);
+}
+
+/**
+ * Whether an OpenAI body has the shape sluice reads; null when the path (or a WebSocket frame's
+ * `type` other than `response.create`) carries no conversation.
+ */
+export function openaiShape(pathname: string, json: unknown): boolean | null {
+  if (pathname.startsWith("/v1/responses")) {
+    const type = field(json, "type");
+    if (typeof type === "string" && type !== "response.create") return null;
+    return isResponsesBody(json);
+  }
+  if (pathname.startsWith("/v1/chat/completions")) return Array.isArray(field(json, "messages"));
+  if (pathname.startsWith("/v1/completions")) return field(json, "prompt") !== undefined;
+  if (pathname.startsWith("/v1/embeddings")) return field(json, "input") !== undefined;
+  return null;
+}

@@ -1,7 +1,8 @@
 /**
- * Answers sluice itself gives on a provider path, in the provider's own error shape (NAMES.md) so the
- * coding tool shows the user why: 403 blocked, 502 upstream unreachable, 504 upstream timeout, 400
- * unknown provider.
+ * Answers sluice itself gives on a provider path, in the provider's own error shape so the coding tool
+ * shows the user why: 403 blocked, 502 upstream unreachable, 504 upstream timeout, 400 unknown
+ * provider. The sign-in back ends answer like their API: `code_assist` as Google APIs do (Gemini's
+ * shape), `chatgpt` as the Responses API does (OpenAI's shape).
  */
 import type { Finding, ProviderLabel } from "../core/types.ts";
 import { RECOGNISED } from "./provider.ts";
@@ -32,7 +33,8 @@ export function providerError(
               : "api_error";
       return jsonResponse(status, { type: "error", error: { type, message } });
     }
-    case "gemini": {
+    case "gemini":
+    case "code_assist": {
       const st =
         kind === "blocked"
           ? "PERMISSION_DENIED"

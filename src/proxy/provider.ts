@@ -1,20 +1,32 @@
 /**
- * Provider detection (SPEC §1 Provider auto-detection, NAMES.md), extended with the paths real tools
- * use today (CLIENTS.md): `/v1/responses`, `/v1/messages/count_tokens`, `:streamGenerateContent`,
- * `:countTokens`, and `/v1/models`, which is decided by its headers.
+ * Provider detection: which back end a request is for, from its path first and its headers second.
+ * Besides the API paths (`/v1/messages`, `/v1/responses`, `/v1beta/models/…:generateContent`, and
+ * `/v1/models`, which is decided by its headers), the back ends of the sign-in modes:
+ * - `/backend-api/…` is the ChatGPT back end (Codex signed in with ChatGPT: `chatgpt_base_url`);
+ * - `/v1internal:<method>` is the Code Assist server (Gemini CLI signed in with Google:
+ *   `CODE_ASSIST_ENDPOINT`), whose methods sit right on the version, not under `/models/`;
+ * - a Claude subscription sends `Authorization: Bearer sk-ant-oat…` on the Anthropic paths.
  */
 import type { ProviderLabel } from "../core/types.ts";
 
 /** What sluice recognises, for the 400 answered to an unknown request. */
 export const RECOGNISED = [
+  "chatgpt (Codex signed in with ChatGPT): /backend-api/…",
+  "code_assist (Gemini CLI signed in with Google): /v1internal:<method>, e.g. /v1internal:streamGenerateContent",
   "anthropic: /v1/messages, /v1/messages/count_tokens, /v1/complete, or headers x-api-key / anthropic-version / Authorization: Bearer sk-ant-…",
   "openai: /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses, or Authorization: Bearer sk-…",
   "gemini: /v1beta/…, …:generateContent, …:streamGenerateContent, …:countTokens, or header x-goog-api-key",
   "/v1/models is routed by its headers (x-api-key or anthropic-version → anthropic, x-goog-api-key → gemini, Bearer → openai)",
 ];
 
+/** A Code Assist method path: `/v1internal:generateContent`, also under another API version. */
+const CODE_ASSIST_PATH = /^\/v\d\w*(?::[A-Za-z]+$|internal\/)/;
+
 export function detectProvider(pathname: string, headers: Headers): ProviderLabel {
-  // Path rules first: they are unambiguous.
+  // Path rules first: they are unambiguous. The sign-in back ends go before the API paths, whose
+  // `:generateContent` suffix the Code Assist methods share.
+  if (pathname.startsWith("/backend-api/")) return "chatgpt";
+  if (CODE_ASSIST_PATH.test(pathname)) return "code_assist";
   if (pathname.startsWith("/v1/messages") || pathname.startsWith("/v1/complete")) return "anthropic";
   if (
     pathname.startsWith("/v1/chat/completions") ||

@@ -17,9 +17,12 @@ import {
   type Provider,
   type ProviderLabel,
   type SessionContext,
+  type UnscannedReason,
 } from "../core/types.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
+import { knownShape } from "../payload/shape.ts";
+import { decodeBody, encodeBody } from "./encoding.ts";
 import {
   blockedResponse,
   blockedWsErrorEvent,
@@ -31,8 +34,9 @@ import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { detectProvider, isStreamingRequest } from "./provider.ts";
+import { watchCodexRouting } from "./routing-watch.ts";
 import { scanGuarded } from "./scan.ts";
-import { sessionContext } from "./session.ts";
+import { loginMode, sessionContext } from "./session.ts";
 import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";
 
 export interface ProxyDeps {
@@ -57,6 +61,9 @@ export const MAX_REQUEST_BYTES = 1024 * 1024 * 1024;
 export const WS_POLICY_CLOSE = 1008;
 
 const te = new TextEncoder();
+
+/** Unread traffic of one client and reason is logged as a warning at most this often. */
+const UNSCANNED_WARN_EVERY_MS = 60_000;
 
 function parseJson(body: Uint8Array, contentType: string | null): unknown {
   if (body.byteLength === 0) return undefined;
@@ -120,6 +127,8 @@ export class ProxyServer {
   #aborts = new Set<AbortController>();
   #sockets = new Set<ServerWebSocket<WsRelayData>>();
   #retired: Server<WsRelayData>[] = [];
+  /** When each client and reason of unread traffic was last logged as a warning. */
+  #unscannedWarned = new Map<string, number>();
 
   constructor(private deps: ProxyDeps) {}
 
@@ -234,10 +243,7 @@ export class ProxyServer {
     const provider = detectProvider(pathname, req.headers);
     this.deps.metrics.countProvider(provider);
     const requestId = this.#nextId();
-    if (provider === "unknown") {
-      this.deps.log.info(`unknown provider for ${req.method} ${pathname}`, { request_id: requestId });
-      return unknownProviderResponse(req.method, pathname);
-    }
+    if (provider === "unknown") return this.#unknownProvider(req, server, url, requestId);
     if (req.headers.get("upgrade")?.toLowerCase() === "websocket")
       return this.#providerUpgrade(req, server, url, provider, requestId);
     const abort = new AbortController();
@@ -247,6 +253,61 @@ export class ProxyServer {
         this.#aborts.delete(abort);
         throw e;
       }),
+    );
+  }
+
+  /**
+   * A request no provider claims: answered 400 and not forwarded, but recorded and counted per
+   * client, so that a tool that talks to sluice in a way it does not know is never silent.
+   */
+  #unknownProvider(req: Request, server: Server<WsRelayData>, url: URL, requestId: string): Response {
+    const shownPath = loggablePath(url.pathname, url.search);
+    const session = sessionContext({
+      provider: "unknown",
+      pathname: url.pathname,
+      headers: req.headers,
+      json: undefined,
+      sourceIp: server.requestIP(req)?.address ?? null,
+    });
+    this.#noteUnscanned(session, "unknown_provider", `${req.method} ${shownPath}`, requestId);
+    this.#recordRequest(session, {
+      request_id: requestId,
+      provider: "unknown",
+      method: req.method,
+      path: shownPath,
+      action: "pass",
+      finding_count: 0,
+      bytes: Number(req.headers.get("content-length") ?? 0) || 0,
+      duration_ms: 0,
+      upstream_status: null,
+      mode: this.deps.mode(),
+      error: "unknown provider: answered 400, not forwarded",
+      login: loginMode("unknown", req.headers, url.search),
+      unscanned: "unknown_provider",
+    });
+    return unknownProviderResponse(req.method, url.pathname);
+  }
+
+  /**
+   * Count traffic sluice could not read, per client, and say so in the log: a warning for the first
+   * of a client and reason each minute, the rest at debug level (a stream of frames is one story).
+   */
+  #noteUnscanned(session: SessionContext, reason: UnscannedReason, detail: string, requestId: string) {
+    this.deps.metrics.countUnscanned(session.client, reason);
+    const key = `${session.client}\u0000${reason}`;
+    const now = Date.now();
+    const loud = now - (this.#unscannedWarned.get(key) ?? 0) >= UNSCANNED_WARN_EVERY_MS;
+    if (loud) {
+      if (this.#unscannedWarned.size >= 1000) this.#unscannedWarned.clear();
+      this.#unscannedWarned.set(key, now);
+    }
+    this.deps.log.log(
+      loud ? "warning" : "debug",
+      `could not read ${detail} from ${session.client_name} (${reason})`,
+      {
+        request_id: requestId,
+        session_id: session.session_id,
+      },
     );
   }
 
@@ -322,10 +383,26 @@ export class ProxyServer {
       }
     }
     const bytes = body instanceof Uint8Array ? body : null;
+    let unscanned: UnscannedReason | null = skipped ? "too_large" : null;
+    let unscannedDetail = skipped ?? "";
+    // What is scanned: the body with its Content-Encoding undone (Codex sends zstd), or, when that
+    // fails, the raw bytes as text; what is forwarded stays the client's bytes unless redacted.
+    let scanBytes = bytes && !skipped ? bytes : null;
+    let codings: string[] = [];
+    if (scanBytes && scanBytes.byteLength > 0 && req.headers.has("content-encoding")) {
+      const decoded = decodeBody(scanBytes, req.headers.get("content-encoding"), cfg.proxy.max_body_size);
+      if (decoded.ok) {
+        scanBytes = decoded.bytes;
+        codings = decoded.codings;
+      } else {
+        unscanned = decoded.reason;
+        unscannedDetail = decoded.error;
+      }
+    }
     let json: unknown;
     let session: SessionContext;
     try {
-      json = bytes && !skipped ? parseJson(bytes, req.headers.get("content-type")) : undefined;
+      json = scanBytes && !unscanned ? parseJson(scanBytes, req.headers.get("content-type")) : undefined;
       session = sessionContext({
         provider,
         pathname: url.pathname,
@@ -339,14 +416,26 @@ export class ProxyServer {
       session = blankSession({ session_id: "fp:unknown", client: "unknown", client_name: "unknown" });
     }
 
+    if (!unscanned && scanBytes && scanBytes.byteLength > 0) {
+      if (json === undefined) {
+        unscanned = "non_json";
+        unscannedDetail = `a body that is not JSON (${req.headers.get("content-type") ?? "no Content-Type"})`;
+      } else if (!knownShape(provider, url.pathname, json)) {
+        unscanned = "unknown_shape";
+        unscannedDetail = `a ${provider} body of unknown shape`;
+      }
+    }
+    if (mode === "active" && unscanned)
+      this.#noteUnscanned(session, unscanned, `${req.method} ${shownPath}: ${unscannedDetail}`, requestId);
+
     let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
-    if (mode === "active" && bytes && !skipped) {
+    if (mode === "active" && scanBytes) {
       const scanReq: ScanRequest = {
         provider,
         method: req.method,
         path: pathAndQuery,
         headers: req.headers,
-        body: bytes,
+        body: scanBytes,
         json,
         session,
         transport: "http",
@@ -356,8 +445,15 @@ export class ProxyServer {
         scanReq,
         requestId,
       );
+      if (verdict.action === "redact" && verdict.body && codings.length > 0)
+        verdict = { ...verdict, body: encodeBody(verdict.body, codings) };
+      else if (verdict.action === "redact" && scanBytes !== bytes && codings.length === 0)
+        // The raw bytes of a body that did not decode were scanned as text: there is no way to
+        // rebuild the encoded body with the match replaced, so it does not leave at all.
+        verdict = { ...verdict, action: "block", body: undefined };
     }
     const action: Action = verdict.action;
+    const login = loginMode(provider, req.headers, url.search);
     const record = (status: number | null, error: string | null) => {
       this.#aborts.delete(abort);
       this.#recordRequest(session, {
@@ -372,6 +468,8 @@ export class ProxyServer {
         upstream_status: status,
         mode,
         error,
+        login,
+        unscanned: mode === "active" ? unscanned : null,
       });
     };
 
@@ -398,7 +496,24 @@ export class ProxyServer {
       pool: this.deps.pool(),
       log,
     });
-    const done = result.done.then((o) => record(o.status, o.error));
+    // Codex learns where to send its conversation from its account check: an origin there is a
+    // route around sluice, and is said so.
+    const routing =
+      provider === "chatgpt" && req.method === "GET"
+        ? watchCodexRouting(url.pathname, result.response)
+        : Promise.resolve([]);
+    const done = Promise.all([result.done, routing]).then(([o, origins]) => {
+      if (origins.length > 0 && mode === "active") {
+        unscanned = "bypass";
+        this.#noteUnscanned(
+          session,
+          "bypass",
+          `the conversation: the ChatGPT back end routes it to ${origins.join(", ")} directly, around sluice`,
+          requestId,
+        );
+      }
+      record(o.status, o.error);
+    });
     return { response: result.response, done };
   }
 
@@ -485,6 +600,7 @@ export class ProxyServer {
     e: Omit<RequestEvent, "ts" | "client" | "model" | "session_id" | "account_id">,
   ): void {
     this.deps.metrics.countRequest(e.action);
+    this.deps.metrics.countClient(session.client, e.login);
     this.deps.bus.emit("request", {
       ...e,
       ts: new Date().toISOString(),
@@ -533,6 +649,14 @@ export class ProxyServer {
       const model = (json as { model?: unknown } | undefined)?.model;
       if (typeof model === "string" && model !== d.session.model) d.session = { ...d.session, model };
       const mode = this.deps.mode();
+      const unscanned: UnscannedReason | null =
+        json === undefined
+          ? "non_json"
+          : knownShape(d.provider, d.path.split("?")[0]!, json)
+            ? null
+            : "unknown_shape";
+      if (mode === "active" && unscanned)
+        this.#noteUnscanned(d.session, unscanned, `a WebSocket frame on ${d.path}`, requestId);
       let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
       if (mode === "active") {
         verdict = await scanGuarded(
@@ -564,6 +688,8 @@ export class ProxyServer {
         upstream_status: null,
         mode,
         error: null,
+        login: loginMode(d.provider, d.headers),
+        unscanned: mode === "active" ? unscanned : null,
       });
       if (verdict.action === "block") {
         d.closed = true;
@@ -579,7 +705,8 @@ export class ProxyServer {
         } catch {
           /* gone */
         }
-        if (d.provider === "openai") ws.send(blockedWsErrorEvent(verdict.findings));
+        if (d.provider === "openai" || d.provider === "chatgpt")
+          ws.send(blockedWsErrorEvent(verdict.findings));
         ws.close(WS_POLICY_CLOSE, reason);
         return;
       }

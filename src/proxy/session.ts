@@ -1,9 +1,16 @@
 /**
- * Session context of a request (SPEC §2 Finding session columns, CLIENTS.md): who is talking, in
- * which session, with which model. Derived from headers and the parsed body; never throws.
+ * Session context of a request: who is talking, signed in how, in which session, account and
+ * working directory, with which model. Derived from headers and the parsed body; never throws.
+ * Where each tool says it:
+ * - Claude Code: `x-claude-code-session-id`, `metadata.user_id` (device, account, session), the
+ *   system prompt's "Primary working directory:" and "Current branch:";
+ * - Codex: `session-id`, `chatgpt-account-id`, `x-codex-turn-metadata` (model, workspaces) and the
+ *   `<cwd>` of its environment message;
+ * - Gemini CLI: the Code Assist wrapper's `project` and `request.session_id`, the "Workspace
+ *   Directories:" list of its session context.
  */
 import { createHash } from "node:crypto";
-import type { ProviderLabel, SessionContext } from "../core/types.ts";
+import type { Login, ProviderLabel, SessionContext } from "../core/types.ts";
 import { credentialHash } from "../policy/mask.ts";
 
 interface ClientId {
@@ -99,9 +106,121 @@ function parseClaudeUserId(v: unknown): ClaudeUserId | null {
   return null;
 }
 
+/**
+ * How the client signed in. A Claude subscription sends its OAuth token (`sk-ant-oat…`) as a bearer;
+ * the sign-in back ends are their own providers.
+ */
+export function loginMode(provider: ProviderLabel, headers: Headers, search = ""): Login {
+  if (provider === "chatgpt") return "chatgpt";
+  if (provider === "code_assist") return "google";
+  const bearer = /^Bearer\s+(\S+)/i.exec(headers.get("authorization") ?? "")?.[1] ?? null;
+  if (headers.has("x-api-key") || headers.has("x-goog-api-key") || /[?&]key=/.test(search)) return "api_key";
+  if (bearer === null) return "none";
+  if (provider === "anthropic") {
+    if (bearer.startsWith("sk-ant-oat")) return "oauth";
+    return bearer.startsWith("sk-ant-api") ? "api_key" : "auth_token";
+  }
+  if (provider === "gemini") return "oauth"; // a Google access token (Vertex-style or ADC)
+  return bearer.startsWith("sk-") ? "api_key" : "auth_token";
+}
+
+/** Codex's `x-codex-turn-metadata` header: a JSON object with `model` and `workspaces` (cwd → state). */
+function codexTurnMetadata(headers: Headers): { model?: string; cwd?: string } {
+  const raw = headers.get("x-codex-turn-metadata");
+  if (!raw || raw.length > 64 * 1024) return {};
+  try {
+    const o = JSON.parse(raw) as { model?: unknown; workspaces?: unknown };
+    const ws = o.workspaces && typeof o.workspaces === "object" ? Object.keys(o.workspaces) : [];
+    return {
+      model: typeof o.model === "string" ? o.model : undefined,
+      cwd: ws.length > 0 ? ws[0] : undefined,
+    };
+  } catch {
+    return {};
+  }
+}
+
+/** Where each tool names its working directory and branch in the text it sends. */
+const CWD_MARKERS: [string, RegExp][] = [
+  ["Primary working directory: ", /^Primary working directory: ([^\n]+)/],
+  ["Working directory: ", /^Working directory: ([^\n]+)/],
+  ["<cwd>", /^<cwd>([^<\n]+)<\/cwd>/],
+  ["Workspace Directories:", /^Workspace Directories:\**\n\s*- ([^\n]+)/],
+];
+const BRANCH_MARKER: [string, RegExp] = ["Current branch: ", /^Current branch: ([^\n]+)/];
+/** At most this many strings of each part of a body are looked at. */
+const CONTEXT_STRINGS = 64;
+
+/**
+ * The strings where tools put their environment, in this order: the system prompt (`system`,
+ * `instructions`, `systemInstruction`, also inside the Code Assist wrapper), then the first
+ * messages (`messages`, `input`, `contents`). An explicit stack, no recursion; bounded.
+ */
+function contextStrings(json: Record<string, unknown>): string[] {
+  const wrapped = (json.request && typeof json.request === "object" ? json.request : {}) as Record<
+    string,
+    unknown
+  >;
+  const first = (v: unknown, n: number) => (Array.isArray(v) ? v.slice(0, n) : [v]);
+  // Each system prompt and each of the first messages is a part of its own.
+  const roots = [
+    json.system,
+    json.instructions,
+    json.systemInstruction,
+    wrapped.systemInstruction,
+    ...first(json.messages, 3),
+    ...first(json.input, 10),
+    ...first(json.contents, 3),
+    ...first(wrapped.contents, 3),
+  ];
+  const out: string[] = [];
+  for (const root of roots) {
+    const stack: unknown[] = [root];
+    const until = out.length + CONTEXT_STRINGS;
+    while (stack.length > 0 && out.length < until) {
+      const node = stack.pop();
+      if (typeof node === "string") out.push(node);
+      else if (Array.isArray(node)) for (let i = node.length - 1; i >= 0; i--) stack.push(node[i]);
+      else if (node && typeof node === "object") {
+        const vals = Object.values(node as Record<string, unknown>);
+        for (let i = vals.length - 1; i >= 0; i--) stack.push(vals[i]);
+      }
+    }
+  }
+  return out;
+}
+
+function findMarker(texts: string[], [literal, re]: [string, RegExp]): string | null {
+  for (const t of texts) {
+    const at = t.indexOf(literal);
+    if (at < 0) continue;
+    const m = re.exec(t.slice(at, at + 4096));
+    if (m) return m[1]!.trim().slice(0, 1024) || null;
+  }
+  return null;
+}
+
+/** Working directory and git branch named in the leading text of a body. */
+export function workspaceOf(json: unknown): { working_directory: string | null; git_branch: string | null } {
+  if (!json || typeof json !== "object") return { working_directory: null, git_branch: null };
+  const texts = contextStrings(json as Record<string, unknown>);
+  let cwd: string | null = null;
+  for (const marker of CWD_MARKERS) {
+    cwd = findMarker(texts, marker);
+    if (cwd) break;
+  }
+  return { working_directory: cwd, git_branch: findMarker(texts, BRANCH_MARKER) };
+}
+
+function str(o: unknown, key: string): string | null {
+  if (!o || typeof o !== "object") return null;
+  const v = (o as Record<string, unknown>)[key];
+  return typeof v === "string" && v !== "" ? v : null;
+}
+
 function modelOf(provider: ProviderLabel, pathname: string, json: unknown): string | null {
-  if (json && typeof json === "object" && typeof (json as { model?: unknown }).model === "string")
-    return (json as { model: string }).model;
+  const model = str(json, "model") ?? str((json as { request?: unknown } | null)?.request, "model");
+  if (model) return model.replace(/^models\//, "");
   if (provider === "gemini") {
     const m = pathname.match(/\/models\/([^/:]+)(?::|$)/);
     if (m) return decodeURIComponent(m[1]!);
@@ -127,8 +246,14 @@ export function sessionContext(input: SessionInput): SessionContext {
     json && typeof json === "object"
       ? parseClaudeUserId((json as { metadata?: { user_id?: unknown } }).metadata?.user_id)
       : null;
+  const wrapped = (json as { request?: unknown } | null)?.request; // the Code Assist wrapper
+  const turn = codexTurnMetadata(headers);
+  const workspace = workspaceOf(json);
   let session =
-    headers.get("x-claude-code-session-id") ?? headers.get("session-id") ?? meta?.session_id ?? null;
+    headers.get("x-claude-code-session-id") ??
+    headers.get("session-id") ??
+    meta?.session_id ??
+    (input.provider === "code_assist" ? (str(wrapped, "session_id") ?? str(json, "user_prompt_id")) : null);
   if (!session) {
     const basis = [
       input.provider,
@@ -140,7 +265,11 @@ export function sessionContext(input: SessionInput): SessionContext {
     session = `fp:${createHash("sha256").update(basis.join("\n")).digest("hex").slice(0, 16)}`;
   }
   const account =
-    meta?.account_uuid || headers.get("chatgpt-account-id") || headers.get("openai-organization") || null;
+    meta?.account_uuid ||
+    headers.get("chatgpt-account-id") ||
+    headers.get("openai-organization") ||
+    (input.provider === "code_assist" ? str(json, "project") : null) ||
+    null;
   return {
     session_id: session.slice(0, 200),
     client: client.id,
@@ -148,10 +277,10 @@ export function sessionContext(input: SessionInput): SessionContext {
     account_id: account,
     device_id: meta?.device_id || null,
     source_ip: input.sourceIp,
-    working_directory: null,
-    git_branch: null,
+    working_directory: workspace.working_directory ?? turn.cwd ?? null,
+    git_branch: workspace.git_branch,
     os_platform: osFromHeaders(headers),
     api_key_hash: input.hmacKey ? apiKeyHash(headers, input.hmacKey) : keyHash,
-    model: modelOf(input.provider, input.pathname, json),
+    model: modelOf(input.provider, input.pathname, json) ?? turn.model ?? null,
   };
 }

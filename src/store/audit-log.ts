@@ -28,6 +28,8 @@ export const AUDIT_KEYS = [
   "account_id",
   "mode",
   "error",
+  "login",
+  "unscanned",
 ] as const;
 
 /** A URL path as it may be stored or shown: credentials in the query string are masked. */

@@ -22,6 +22,7 @@ import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { AllowlistsRepo } from "./allowlists.ts";
 import { AuditRepo } from "./audit.ts";
 import { AuditLog } from "./audit-log.ts";
+import { ClientTrafficRepo } from "./client-traffic.ts";
 import { FindingsRepo } from "./findings.ts";
 import { listen } from "./listen.ts";
 import { McpRepo } from "./mcp.ts";
@@ -66,6 +67,7 @@ function repositories(db: Database) {
     ws: new WsRepo(db),
     mcp: new McpRepo(db),
     settings: new SettingsRepo(db),
+    clients: new ClientTrafficRepo(db),
   };
 }
 export type Repositories = Readonly<ReturnType<typeof repositories>>;

@@ -284,6 +284,45 @@ export const MIGRATIONS: Migration[] = [
   `,
   // 3: stored hashes keyed with the installation key
   keyStoredHashes,
+  // 4: how each request's client signed in and whether sluice could read it; per client and sign-in
+  // mode when traffic was last seen, and per day what could not be read (kept by a trigger, so
+  // `sluice doctor` and the Overview read a few rows however long the audit table is)
+  `
+  ALTER TABLE audit ADD COLUMN login TEXT;
+  ALTER TABLE audit ADD COLUMN unscanned TEXT;
+  CREATE TABLE client_traffic (
+    client TEXT NOT NULL,
+    login TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    first_ms INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL,
+    requests INTEGER NOT NULL,
+    PRIMARY KEY (client, login, provider)
+  ) WITHOUT ROWID;
+  CREATE TABLE client_unscanned (
+    day INTEGER NOT NULL,
+    client TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    last_ms INTEGER NOT NULL,
+    last_path TEXT NOT NULL,
+    PRIMARY KEY (day, client, reason)
+  ) WITHOUT ROWID;
+  CREATE TRIGGER audit_client_traffic AFTER INSERT ON audit BEGIN
+    INSERT INTO client_traffic (client, login, provider, first_ms, last_ms, requests)
+      VALUES (NEW.client, COALESCE(NEW.login, ''), NEW.provider, NEW.ts_ms, NEW.ts_ms, 1)
+      ON CONFLICT (client, login, provider) DO UPDATE SET
+        first_ms = MIN(first_ms, excluded.first_ms), last_ms = MAX(last_ms, excluded.last_ms),
+        requests = requests + 1;
+    INSERT INTO client_unscanned (day, client, reason, n, last_ms, last_path)
+      SELECT NEW.ts_ms / 86400000, NEW.client, NEW.unscanned, 1, NEW.ts_ms, NEW.path WHERE NEW.unscanned IS NOT NULL
+      ON CONFLICT (day, client, reason) DO UPDATE SET n = n + 1,
+        last_path = CASE WHEN excluded.last_ms >= last_ms THEN excluded.last_path ELSE last_path END,
+        last_ms = MAX(last_ms, excluded.last_ms);
+  END;
+  INSERT INTO client_traffic (client, login, provider, first_ms, last_ms, requests)
+    SELECT client, '', provider, MIN(ts_ms), MAX(ts_ms), COUNT(*) FROM audit GROUP BY client, provider;
+  `,
 ];
 
 /** Bring the database to the newest schema. Returns the version it started from. */

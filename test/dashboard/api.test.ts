@@ -124,6 +124,8 @@ beforeAll(async () => {
     account_id: "acct-1",
     mode: "active",
     error: null,
+    login: "api_key",
+    unscanned: null,
   });
   env.rt.bus.emit("ws-connection", {
     connection_id: "11111111-2222-3333-4444-555555555555",

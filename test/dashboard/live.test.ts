@@ -46,6 +46,8 @@ test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep comi
     account_id: null,
     mode: "active",
     error: null,
+    login: "api_key",
+    unscanned: null,
   });
   bus.emit("mode-changed", { mode: "passthrough", previous: "active" });
   bus.emit("config-reloaded", { changes: ["proxy.timeout: 120 -> 60"], source: "api" });

@@ -3,7 +3,8 @@
  *
  * `startSluice(opts)` runs the real runtime in-process (src/runtime/) on port 0 for the proxy and the
  * dashboard, with a temp `SLUICE_HOME`, the given config written to `{SLUICE_HOME}/config.yaml`,
- * `proxy.ca_bundle` = the test CA and every `providers.*.upstream` pointed at `opts.upstream`.
+ * `proxy.ca_bundle` = the test CA and every `providers.*.upstream` (the sign-in back ends too) pointed
+ * at `opts.upstream`.
  *
  * `spawnSluice(args, opts)` runs `bun src/cli.ts serve …` (or `opts.binary`) as a subprocess with the
  * same kind of config and waits for its "proxy listening" line to learn the ports.
@@ -22,6 +23,7 @@ import { join, resolve } from "node:path";
 import type { Subprocess } from "bun";
 import { stringify } from "yaml";
 import type { RequestHook } from "../../src/core/hook.ts";
+import { PROVIDERS } from "../../src/core/types.ts";
 import { type SluiceRuntime, startRuntime } from "../../src/runtime/index.ts";
 import { testTls } from "./tls.ts";
 
@@ -58,11 +60,7 @@ export function writeTestConfig(opts: SluiceTestOptions = {}): string {
   if (opts.trustTestCa !== false) cfg = merge(cfg, { proxy: { ca_bundle: testTls().caPath } });
   if (opts.upstream)
     cfg = merge(cfg, {
-      providers: {
-        anthropic: { upstream: opts.upstream },
-        openai: { upstream: opts.upstream },
-        gemini: { upstream: opts.upstream },
-      },
+      providers: Object.fromEntries(PROVIDERS.map((p) => [p, { upstream: opts.upstream }])),
     });
   if (opts.dashboard === false) cfg = merge(cfg, { dashboard: { enabled: false } });
   if (opts.config) cfg = merge(cfg, opts.config);

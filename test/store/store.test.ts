@@ -62,6 +62,8 @@ function request(over: Partial<RequestEvent> = {}): RequestEvent {
     account_id: "acct-1",
     mode: "active",
     error: null,
+    login: "api_key",
+    unscanned: null,
     ...over,
   };
 }
