@@ -1,21 +1,31 @@
 /**
  * The request-scanning hook: the one function the proxy, the WebSocket relay and the MCP proxy call
- * to turn an outbound payload into an action. The detection engine and policy stand behind it.
+ * to turn an outbound payload into an action. The payload pipeline (src/policy/pipeline.ts) stands
+ * behind it; a test may put its own in its place.
  */
 import type { Action, Finding, ProviderLabel, SessionContext } from "./types.ts";
 
+/** How a payload travels: an HTTP request body, a WebSocket frame, an MCP message. */
+export type Transport = "http" | "websocket" | "mcp";
+
 export interface ScanRequest {
   provider: ProviderLabel;
+  /** The HTTP method; "WS" for a WebSocket frame; the JSON-RPC method for an MCP message. */
   method: string;
-  /** Path with query, as the client sent it. */
+  /** Path with query, as the client sent it; for an MCP message, what it is (`tools/call write_file`). */
   path: string;
   headers: Headers;
   /** The raw body bytes (a WebSocket text frame's bytes, an MCP message's bytes). */
   body: Uint8Array;
   /** The body parsed as JSON when it is JSON, else undefined. Parsed once by the caller when it already did. */
   json?: unknown;
+  /**
+   * Scan only the strings under these places of the JSON body (key paths from its root, such as
+   * `["params", "arguments"]`); default the whole body. Paths of findings and edits stay from the root.
+   */
+  select?: readonly (readonly (string | number)[])[];
   session: SessionContext;
-  transport: "http" | "websocket" | "mcp";
+  transport: Transport;
 }
 
 export interface Verdict {
@@ -28,6 +38,8 @@ export interface Verdict {
   scanned_bytes: number;
   /** Set when scanning was skipped, e.g. "body larger than proxy.max_body_size". */
   skipped?: string;
+  /** Set when scanning failed: the body goes out unscanned and `findings` holds a `scan_error`. */
+  error?: string;
 }
 
 export type RequestHook = (req: ScanRequest) => Verdict | Promise<Verdict>;

@@ -6,14 +6,17 @@
  * are forwarded as the bytes received.
  */
 import type { Config } from "../config/schema.ts";
-import type { Finding } from "../core/types.ts";
-import { ACTION_RANK, type Action, strongest } from "../core/types.ts";
+import type { RequestHook, Verdict } from "../core/hook.ts";
+import type { Action } from "../core/types.ts";
+import { extractTexts, type KeyPath } from "../payload/extract.ts";
+import { blockNotice, describeFindings } from "../policy/notice.ts";
+import { callHook } from "../policy/pipeline.ts";
+import { scanErrorFinding } from "../policy/system-finding.ts";
 import { ToolInventory } from "./binding.ts";
 import { type BaselineStore, baselineOf, checkDrift, formatDiff } from "./drift.ts";
 import { mcpFinding, type Reporter } from "./events.ts";
 import { findHidden } from "./hidden.ts";
 import {
-  type BlockReason,
   blockedError,
   blockedResponse,
   classify,
@@ -33,16 +36,16 @@ export interface Outcome {
   replies: string[];
 }
 
-/** Scans text with the detection engine (src/policy/scanner.ts `scanText`). */
-export type TextScanner = (text: string, path: string) => Finding[];
-
 export interface CoreOptions {
   /** Stable identity of the server for drift baselines (command line or upstream URL). */
   serverId: string;
   /** The configuration in force (mcp.*, proxy.max_body_size). */
   config: () => Config;
-  /** The detection engine; null disables argument/result scanning. */
-  scan: TextScanner | null;
+  /**
+   * The request-scanning hook (the payload pipeline's) that tool arguments, tool results and
+   * resource contents go through; null disables that scanning.
+   */
+  hook: RequestHook | null;
   baselines: BaselineStore;
   reporter: Reporter;
   /** True while `proxy.mode` is passthrough: everything is relayed untouched. */
@@ -58,83 +61,40 @@ export interface CoreOptions {
 const ORIGINAL: Outcome = Object.freeze({ forward: "original", replies: [] }) as Outcome;
 const isObj = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
-const seg = (k: string) => (/^[A-Za-z_$][\w$-]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`);
-
-/** One element's fate inside a (possibly batched) message. */
-type Step = { kind: "same" } | { kind: "replace"; value: unknown } | { kind: "drop" };
-const SAME: Step = { kind: "same" };
-
-interface Leaf {
-  path: string;
-  text: string;
-  /** Replace the string in place; null for a subtree below MAX_DEPTH, scanned whole as JSON text. */
-  set: ((s: string) => void) | null;
-}
-
-const MAX_DEPTH = 64;
 
 /**
- * Every string inside `v`, with a setter, so that a copy can be redacted in place. A subtree deeper
- * than MAX_DEPTH becomes one leaf holding its JSON text: still scanned, but it cannot be redacted.
+ * One element's fate inside a (possibly batched) message: kept, replaced by a new value, rewritten
+ * as a new text (a redacted message that is not part of a batch keeps its other bytes), or dropped.
  */
-function leaves(v: unknown, path: string, out: Leaf[] = [], depth = 0): Leaf[] {
-  if (depth > MAX_DEPTH) {
-    if (v !== null && typeof v === "object") out.push({ path, text: JSON.stringify(v), set: null });
-    return out;
-  }
-  if (Array.isArray(v)) {
-    v.forEach((x, i) => {
-      if (typeof x === "string") out.push({ path: `${path}[${i}]`, text: x, set: (s) => (v[i] = s) });
-      else leaves(x, `${path}[${i}]`, out, depth + 1);
-    });
-  } else if (isObj(v)) {
-    for (const [k, x] of Object.entries(v)) {
-      if (typeof x === "string") out.push({ path: `${path}${seg(k)}`, text: x, set: (s) => (v[k] = s) });
-      else leaves(x, `${path}${seg(k)}`, out, depth + 1);
-    }
-  }
-  return out;
+type Step =
+  | { kind: "same" }
+  | { kind: "replace"; value: unknown }
+  | { kind: "rewrite"; text: string }
+  | { kind: "drop" };
+const SAME: Step = { kind: "same" };
+
+/**
+ * A message as received, and where one element sits in it: the pipeline scans the received text
+ * itself (never a re-serialized copy, which could fail or differ), only the element's own parts.
+ */
+interface Received {
+  text: string;
+  json: unknown;
+  /** `[]` for a single message, `[i]` for the i-th element of a batch. */
+  at: KeyPath;
+  bytes?: Uint8Array;
 }
 
-/** Replace each redacted finding's range with `[REDACTED:<type>]`. */
-export function redactText(text: string, findings: Finding[]): string {
-  const spans = findings
-    .filter((f) => f.action === "redact" || f.action === "block")
-    .map((f) => ({ start: f.start, end: f.end, type: f.finding_type }))
-    .filter((s) => s.end > s.start && s.start >= 0 && s.end <= text.length)
-    .sort((a, b) => a.start - b.start);
-  let out = "";
-  let at = 0;
-  for (const s of spans) {
-    if (s.start < at) continue;
-    out += `${text.slice(at, s.start)}[REDACTED:${s.type}]`;
-    at = s.end;
-  }
-  return out + text.slice(at);
-}
-
-function describeFindings(findings: Finding[]): string {
-  const uniq = new Map<string, Finding>();
-  for (const f of findings) uniq.set(`${f.finding_type}|${f.path}|${f.rule}`, f);
-  return [...uniq.values()]
-    .slice(0, 5)
-    .map((f) => `${f.finding_type} in ${f.path} (rule ${f.rule})`)
-    .join(", ");
-}
-
-/** Why a message carrying sensitive data was blocked: the message names the blocking findings, data lists all. */
-function sensitiveData(reason: string, subject: string, findings: Finding[]): BlockReason {
-  return {
-    reason,
-    message: `sluice blocked ${subject}: ${describeFindings(findings.filter((f) => f.action === "block"))}`,
-    findings: findings.map((f) => ({
-      type: f.finding_type,
-      rule: f.rule,
-      path: f.path,
-      severity: f.severity,
-    })),
-  };
-}
+/** What of a message goes to the pipeline: a call's arguments, a result's content. */
+const ARGUMENTS: KeyPath[] = [["params", "arguments"]];
+const TOOL_RESULT: KeyPath[] = [
+  ["result", "content"],
+  ["result", "structuredContent"],
+];
+const RESOURCE_CONTENTS: KeyPath[] = [["result", "contents"]];
+const NO_HEADERS = new Headers();
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export class McpSession {
   readonly tracker = new RequestTracker();
@@ -159,7 +119,7 @@ export class McpSession {
   async fromClient(text: string): Promise<Outcome> {
     try {
       if (this.opts.passthrough?.()) return ORIGINAL;
-      return await this.#each(text, (m, replies) => this.#clientElement(m, replies));
+      return await this.#each(text, (m, replies, msg) => this.#clientElement(m, replies, msg));
     } catch (err) {
       this.#scanError("client message", err, "mcp:client");
       return ORIGINAL;
@@ -170,14 +130,17 @@ export class McpSession {
   async fromServer(text: string): Promise<Outcome> {
     try {
       if (this.opts.passthrough?.()) return ORIGINAL;
-      return await this.#each(text, (m) => this.#serverElement(m));
+      return await this.#each(text, (m, _, msg) => this.#serverElement(m, msg));
     } catch (err) {
       this.#scanError("server message", err, "mcp:server");
       return ORIGINAL;
     }
   }
 
-  async #each(text: string, fn: (m: unknown, replies: string[]) => Promise<Step> | Step): Promise<Outcome> {
+  async #each(
+    text: string,
+    fn: (m: unknown, replies: string[], msg: Received) => Promise<Step> | Step,
+  ): Promise<Outcome> {
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -186,14 +149,17 @@ export class McpSession {
     }
     const replies: string[] = [];
     if (!Array.isArray(parsed)) {
-      const step = await fn(parsed, replies);
+      const step = await fn(parsed, replies, { text, json: parsed, at: [] });
       if (step.kind === "same") return replies.length ? { forward: "original", replies } : ORIGINAL;
+      if (step.kind === "rewrite") return { forward: step.text, replies };
       return { forward: step.kind === "drop" ? null : JSON.stringify(step.value), replies };
     }
     let changed = false;
     const kept: unknown[] = [];
-    for (const m of parsed) {
-      const step = await fn(m, replies);
+    const batch: Received = { text, json: parsed, at: [] };
+    for (let i = 0; i < parsed.length; i++) {
+      const m = parsed[i];
+      const step = await fn(m, replies, { ...batch, at: [i] });
       if (step.kind === "same") kept.push(m);
       else {
         changed = true;
@@ -201,12 +167,20 @@ export class McpSession {
       }
     }
     if (!changed) return { forward: "original", replies };
-    return { forward: kept.length ? JSON.stringify(kept) : null, replies };
+    if (!kept.length) return { forward: null, replies };
+    try {
+      return { forward: JSON.stringify(kept), replies };
+    } catch (err) {
+      // A changed batch nested too deep to write out again: drop it rather than forward what
+      // sluice meant to change.
+      this.#scanError("batch", err, "mcp:batch");
+      return { forward: null, replies };
+    }
   }
 
   // ---- client → server ------------------------------------------------------------------------
 
-  async #clientElement(m: unknown, replies: string[]): Promise<Step> {
+  async #clientElement(m: unknown, replies: string[], msg: Received): Promise<Step> {
     const c = classify(m);
     if (c.kind !== "request") return SAME;
     const req = c.msg;
@@ -224,7 +198,7 @@ export class McpSession {
     }
     let step: Step = SAME;
     if (req.method === "tools/call") {
-      const verdict = await this.#checkCall(req, params);
+      const verdict = await this.#checkCall(req, params, msg);
       if (verdict.reply) {
         replies.push(verdict.reply);
         return { kind: "drop" };
@@ -256,6 +230,7 @@ export class McpSession {
   async #checkCall(
     req: JsonRpcRequest,
     params: Record<string, unknown>,
+    msg: Received,
   ): Promise<{ step: Step; reply?: string }> {
     const tool = typeof params.name === "string" ? params.name : "";
     const rep = this.opts.reporter;
@@ -284,130 +259,98 @@ export class McpSession {
       rep.event({ kind: "unknown-tool", severity: "high", message, tool, action: block ? "block" : "warn" });
       if (block) return { step: SAME, reply: blockedResponse(req.id, { reason: "unknown_tool", message }) };
     }
-    if (!this.opts.scan || params.arguments === undefined) return { step: SAME };
-    const scanned = this.#scanLeaves(
-      params.arguments,
-      "params.arguments",
-      rid,
-      `tools/call ${tool} arguments`,
-    );
-    if (!scanned) return { step: SAME };
-    const { action, findings } = scanned;
-    if (action === "block") {
-      const why = sensitiveData("sensitive_data_in_arguments", `tools/call ${tool}`, findings);
-      rep.event({
-        kind: "blocked-call",
-        severity: "critical",
-        message: why.message,
-        tool,
-        reason: why.reason,
-      });
-      return { step: SAME, reply: blockedResponse(req.id, why) };
+    if (params.arguments === undefined) return { step: SAME };
+    const verdict = await this.#inspect(msg, ARGUMENTS, rid, `tools/call ${tool} arguments`, req.method);
+    if (verdict?.action === "block") {
+      const reason = "sensitive_data_in_arguments";
+      const notice = blockNotice(`tools/call ${tool}`, verdict.findings);
+      rep.event({ kind: "blocked-call", severity: "critical", message: notice.message, tool, reason });
+      return { step: SAME, reply: blockedResponse(req.id, { reason, ...notice }) };
     }
-    if (action === "redact") {
-      const copy = structuredClone(req) as JsonRpcRequest & { params: Record<string, unknown> };
-      this.#redactLeaves(copy.params.arguments, "params.arguments", findings);
+    if (verdict?.action === "redact") {
       rep.event({
         kind: "redacted",
         severity: "warning",
-        message: `sluice redacted tools/call ${tool} arguments: ${describeFindings(findings)}`,
+        message: `sluice redacted tools/call ${tool} arguments: ${describeFindings(verdict.findings)}`,
         tool,
       });
-      return { step: { kind: "replace", value: copy } };
+      return { step: redacted(msg, verdict) };
     }
     return { step: SAME };
   }
 
   /**
-   * Run the detection engine over every string under `value`. Reports findings; returns the strongest
-   * action, or null when nothing was found or scanning failed (fail open: `scan_error` recorded).
+   * Run the parts `select` names of one element through the request-scanning hook (the payload
+   * pipeline: extraction, detection, policy, redaction) and report what it found. Null when there
+   * is no hook.
    */
-  #scanLeaves(
-    value: unknown,
-    base: string,
+  async #inspect(
+    msg: Received,
+    select: KeyPath[],
     requestId: string,
     what: string,
-  ): { action: Action; findings: Finding[] } | null {
+    method: string,
+  ): Promise<Verdict | null> {
+    const hook = this.opts.hook;
+    if (!hook) return null;
+    msg.bytes ??= encoder.encode(msg.text);
+    const verdict = await callHook(hook, {
+      provider: "unknown",
+      method,
+      path: what,
+      headers: NO_HEADERS,
+      body: msg.bytes,
+      json: msg.json,
+      select: select.map((p) => [...msg.at, ...p]),
+      session: this.opts.reporter.session,
+      transport: "mcp",
+    });
     const rep = this.opts.reporter;
-    try {
-      const ls = leaves(value, base);
-      let total = 0;
-      for (const l of ls) total += l.text.length;
-      const limit = this.opts.config().proxy.max_body_size;
-      if (total > limit) {
-        rep.event({
-          kind: "scan-skipped",
-          severity: "warning",
-          message: `${what} not scanned: ${total} characters is more than proxy.max_body_size (${limit})`,
-        });
-        return null;
-      }
-      const findings: Finding[] = [];
-      let opaque = false; // a finding in a subtree that cannot be redacted in place
-      for (const l of ls) {
-        if (!l.text.length) continue;
-        const found = this.opts.scan!(l.text, l.path);
-        if (found.length && !l.set) opaque = true;
-        findings.push(...found);
-      }
-      if (!findings.length) return null;
-      let action: Action = "pass";
-      for (const f of findings) action = strongest(action, f.action);
-      if (action === "redact" && opaque) action = "block";
-      for (const f of findings) rep.finding(f, requestId);
-      if (ACTION_RANK[action] >= ACTION_RANK.alert && action !== "block" && action !== "redact")
-        rep.event({
-          kind: "findings",
-          severity: "warning",
-          message: `sluice alert: ${what}: ${describeFindings(findings)}`,
-        });
-      else if (action === "log")
-        rep.event({ kind: "findings", severity: "info", message: `${what}: ${describeFindings(findings)}` });
-      return { action, findings };
-    } catch (err) {
-      this.#scanError(what, err, requestId);
-      return null;
-    }
-  }
-
-  #redactLeaves(value: unknown, base: string, findings: Finding[]) {
-    const byPath = new Map<string, Finding[]>();
-    for (const f of findings) byPath.set(f.path, [...(byPath.get(f.path) ?? []), f]);
-    for (const l of leaves(value, base)) {
-      const fs = byPath.get(l.path);
-      if (fs && l.set) l.set(redactText(l.text, fs));
-    }
+    for (const f of verdict.findings) rep.finding(f, requestId);
+    if (verdict.error)
+      rep.event({
+        kind: "scan-error",
+        severity: "critical",
+        message: `MCP scan of ${what} failed, forwarded unscanned: ${verdict.error}`,
+      });
+    else if (verdict.skipped && verdict.scanned_bytes === 0)
+      rep.event({
+        kind: "scan-skipped",
+        severity: "warning",
+        message: `${what} not scanned: ${verdict.skipped}`,
+      });
+    else if (verdict.action === "alert")
+      rep.event({
+        kind: "findings",
+        severity: "warning",
+        message: `sluice alert: ${what}: ${describeFindings(verdict.findings)}`,
+      });
+    else if (verdict.action === "log" && verdict.findings.length > 0)
+      rep.event({
+        kind: "findings",
+        severity: "info",
+        message: `${what}: ${describeFindings(verdict.findings)}`,
+      });
+    return verdict;
   }
 
   #scanError(what: string, err: unknown, requestId: string) {
     try {
-      this.#reportScanError(what, err, requestId);
+      const finding = scanErrorFinding(err, `mcp:${what}`);
+      this.opts.reporter.finding(finding, requestId);
+      this.opts.reporter.event({
+        kind: "scan-error",
+        severity: "critical",
+        message: `MCP scan of ${what} failed, forwarded unscanned: ${(err as Error)?.message ?? String(err)}`,
+      });
     } catch {
       /* reporting must not break the relay either */
     }
   }
 
-  #reportScanError(what: string, err: unknown, requestId: string) {
-    const message = `MCP scan of ${what} failed, forwarded unscanned: ${(err as Error)?.message ?? String(err)}`;
-    this.opts.reporter.finding(
-      mcpFinding({
-        rule: "scan_error",
-        finding_type: "scan_error",
-        severity: "critical",
-        action: "pass",
-        path: what,
-        preview: "",
-        description: message,
-        detector: "custom",
-      }),
-      requestId,
-    );
-    this.opts.reporter.event({ kind: "scan-error", severity: "critical", message });
-  }
-
   // ---- server → client ------------------------------------------------------------------------
 
-  async #serverElement(m: unknown): Promise<Step> {
+  async #serverElement(m: unknown, msg: Received): Promise<Step> {
     const c = classify(m);
     if (c.kind !== "response") return SAME;
     const res = c.msg;
@@ -445,10 +388,10 @@ export class McpSession {
         case "tools/list":
           return this.#onToolsList(res, res.result);
         case "tools/call":
-          return this.#onToolResult(res, res.result, entry.tool ?? "");
+          return await this.#onToolResult(res, msg, entry.tool ?? "");
         case "resources/read":
           // Resource contents reach the model like tool results do.
-          return this.#scanResult(res, res.result, ["contents"], `resources/read ${entry.uri ?? ""}`, "");
+          return await this.#scanResult(res, msg, RESOURCE_CONTENTS, `resources/read ${entry.uri ?? ""}`, "");
         case "prompts/list":
         case "resources/list":
         case "resources/templates/list":
@@ -643,20 +586,22 @@ export class McpSession {
    * see (indirect prompt injection). Reported, not blocked. (ANSI and zero-width characters are common
    * in legitimate output, so results are checked for tag characters only.)
    */
-  #hiddenInResult(result: Record<string, unknown>, tool: string, requestId: string) {
+  #hiddenInResult(res: JsonRpcResponse, tool: string, requestId: string) {
     if (!this.#cfg.scan_tool_descriptions) return;
-    for (const l of leaves(result.content, "result.content")) {
-      const tags = findHidden(l.text).find((h) => h.kind === "tag_characters");
+    const strings = extractTexts(res, "unknown", [["result", "content"]]);
+    for (let i = 0; i < strings.texts.length; i++) {
+      const tags = findHidden(strings.texts[i]!).find((h) => h.kind === "tag_characters");
       if (!tags) continue;
+      const path = strings.path(i);
       const decoded = tags.decoded ?? "";
-      const message = `sluice warning: tools/call ${tool} result hides text in invisible tag characters at ${l.path}: "${decoded.slice(0, 60)}${decoded.length > 60 ? "…" : ""}"`;
+      const message = `sluice warning: tools/call ${tool} result hides text in invisible tag characters at ${path}: "${decoded.slice(0, 60)}${decoded.length > 60 ? "…" : ""}"`;
       this.opts.reporter.finding(
         mcpFinding({
           rule: "mcp_hidden_text",
           finding_type: "hidden_text_in_result",
           severity: "high",
           action: "alert",
-          path: l.path,
+          path,
           preview: decoded.slice(0, 40),
           description: message,
         }),
@@ -667,7 +612,7 @@ export class McpSession {
         severity: "high",
         message,
         tool,
-        field: l.path,
+        field: path,
         category: "hidden_text",
         pattern: "tag_characters",
         excerpt: decoded.slice(0, 60),
@@ -676,44 +621,50 @@ export class McpSession {
     }
   }
 
-  #onToolResult(res: JsonRpcResponse, result: Record<string, unknown>, tool: string): Step {
-    this.#hiddenInResult(result, tool, `mcp:${String(res.id)}`);
-    return this.#scanResult(res, result, ["content", "structuredContent"], `tools/call ${tool}`, tool);
+  #onToolResult(res: JsonRpcResponse, msg: Received, tool: string): Promise<Step> {
+    this.#hiddenInResult(res, tool, `mcp:${String(res.id)}`);
+    return this.#scanResult(res, msg, TOOL_RESULT, `tools/call ${tool}`, tool);
   }
 
   /**
-   * Run the detection engine over the text of a result that goes to the model (a tool result, a
-   * resource's contents): block replaces it with a JSON-RPC error, redact rewrites it.
+   * Run the text of a result that goes to the model (a tool result, a resource's contents) through
+   * the pipeline: block replaces it with a JSON-RPC error, redact rewrites it.
    */
-  #scanResult(
+  async #scanResult(
     res: JsonRpcResponse,
-    result: Record<string, unknown>,
-    keys: string[],
+    msg: Received,
+    select: KeyPath[],
     what: string,
     tool: string,
-  ): Step {
-    if (!this.opts.scan) return SAME;
-    const pick = (r: Record<string, unknown>) => Object.fromEntries(keys.map((k) => [k, r[k]]));
-    const scanned = this.#scanLeaves(pick(result), "result", `mcp:${String(res.id)}`, `${what} result`);
-    if (!scanned) return SAME;
-    const { action, findings } = scanned;
-    if (action === "block") {
-      const why = sensitiveData("sensitive_data_in_result", `the result of ${what}`, findings);
-      this.opts.reporter.event({ kind: "blocked-result", severity: "critical", message: why.message, tool });
-      return { kind: "replace", value: blockedError(res.id as JsonRpcId, why) };
+  ): Promise<Step> {
+    const verdict = await this.#inspect(msg, select, `mcp:${String(res.id)}`, `${what} result`, "result");
+    if (verdict?.action === "block") {
+      const reason = "sensitive_data_in_result";
+      const notice = blockNotice(`the result of ${what}`, verdict.findings);
+      this.opts.reporter.event({
+        kind: "blocked-result",
+        severity: "critical",
+        message: notice.message,
+        tool,
+      });
+      return { kind: "replace", value: blockedError(res.id as JsonRpcId, { reason, ...notice }) };
     }
-    if (action === "redact") {
-      const copy = structuredClone(res) as JsonRpcResponse & { result: Record<string, unknown> };
-      // The picked object shares its arrays and objects with the copy, so redacting it edits the copy.
-      this.#redactLeaves(pick(copy.result), "result", findings);
+    if (verdict?.action === "redact") {
       this.opts.reporter.event({
         kind: "redacted",
         severity: "warning",
-        message: `sluice redacted the result of ${what}: ${describeFindings(findings)}`,
+        message: `sluice redacted the result of ${what}: ${describeFindings(verdict.findings)}`,
         tool,
       });
-      return { kind: "replace", value: copy };
+      return redacted(msg, verdict);
     }
     return SAME;
   }
+}
+
+/** The step of an element the pipeline redacted: its verdict's body is the whole message, redacted. */
+function redacted(msg: Received, verdict: Verdict): Step {
+  const text = decoder.decode(verdict.body);
+  if (msg.at.length === 0) return { kind: "rewrite", text };
+  return { kind: "replace", value: (JSON.parse(text) as unknown[])[msg.at[0] as number] };
 }

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import type { Bus } from "../core/bus.ts";
 import type { Level, Logger } from "../core/log.ts";
-import type { Action, DetectorName, Finding, SessionContext, Severity } from "../core/types.ts";
+import type { Action, Finding, SessionContext, Severity } from "../core/types.ts";
 
 export type McpEventKind =
   | "session-start"
@@ -82,7 +82,10 @@ function defang(v: unknown, depth = 0): unknown {
   return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, defang(x, depth + 1)]));
 }
 
-/** A finding that sluice's MCP layer raises itself (poisoning, drift, unsolicited response, scan_error). */
+/**
+ * A finding that sluice's MCP layer raises itself about a server (poisoning, drift, unknown tool,
+ * unsolicited response): detector `injection`, since each is a way for a server to steer the model.
+ */
 export function mcpFinding(opts: {
   rule: string;
   finding_type: string;
@@ -91,11 +94,10 @@ export function mcpFinding(opts: {
   path: string;
   preview: string;
   description: string;
-  detector?: DetectorName;
 }): Finding {
   return {
     rule: opts.rule,
-    detector: opts.detector ?? "injection",
+    detector: "injection",
     finding_type: opts.finding_type,
     severity: opts.severity,
     action: opts.action,

@@ -10,10 +10,10 @@ import { type Level, Logger } from "../core/log.ts";
 import { type Action, blankSession, type RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { installationKey } from "../policy/hmac-key.ts";
-import { createScanner } from "../policy/scanner.ts";
+import { createPipeline } from "../policy/pipeline.ts";
 import type { Store } from "../store/index.ts";
 import { FileBaselines } from "./baselines-file.ts";
-import { McpSession, type TextScanner } from "./core.ts";
+import { McpSession } from "./core.ts";
 import { type BaselineStore, StoreBaselines } from "./drift.ts";
 import { filterEnv } from "./env.ts";
 import { Reporter } from "./events.ts";
@@ -136,18 +136,13 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
   const store = o.store ? await openStoreMaybe(loaded.configDir, bus, log) : null;
   let rules = rulesFor(config, store);
   let rulesVersion = 1;
-  let scan: TextScanner | null = null;
-  try {
-    const scanner = createScanner({
-      config: () => config,
-      rules: () => rules,
-      rulesVersion: () => rulesVersion,
-      hmacKey: installationKey(loaded.configDir, (m) => log.warn(m)),
-    });
-    scan = (text, path) => scanner.scanText(text, path);
-  } catch (err) {
-    log.error(`detection engine unavailable, MCP arguments are not scanned: ${(err as Error).message}`);
-  }
+  // Built lazily: rules compile on the first message, and a fault there fails open with a scan_error.
+  const hook = createPipeline({
+    config: () => config,
+    rules: () => rules,
+    rulesVersion: () => rulesVersion,
+    hmacKey: installationKey(loaded.configDir, (m) => log.warn(m)),
+  }).hook;
 
   let modeCheckedAt = 0;
   let passthrough = config.proxy.mode === "passthrough";
@@ -183,7 +178,7 @@ export async function runMcp(o: McpCliOptions): Promise<number> {
     return new McpSession({
       serverId,
       config: () => config,
-      scan,
+      hook,
       baselines,
       reporter,
       passthrough: isPassthrough,

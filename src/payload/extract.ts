@@ -8,6 +8,9 @@
  * sign-in back ends carry the same bodies (chatgpt.ts: Responses; code-assist.ts: a Gemini request
  * inside a `request` wrapper), so they share those adapters' fields.
  * Object keys of 16+ characters with a digit are segments as well, at the path of their object.
+ *
+ * The walk keeps its own stack (no recursion), so a body nested as deep as JSON.parse accepts is
+ * walked to its last string: nesting can neither crash the walk nor hide a value from it.
  */
 import type { ProviderLabel, Segment } from "../core/types.ts";
 import type { SkipFn } from "./_shared.ts";
@@ -35,17 +38,23 @@ function skipsFor(provider: ProviderLabel): SkipFn[] {
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
-/** Containers nested deeper than this are not walked string by string. */
-const MAX_DEPTH = 200;
 /** Object keys at least this long are segments too (a token used as a key). */
 const MIN_KEY_SCANNED = 16;
 const HAS_DIGIT = /[0-9]/;
 
+/**
+ * What `key` adds to its parent's path in the `messages[3].content[0].text` notation (`atRoot`: the
+ * parent is the root, whose path is empty).
+ */
+export function keySuffix(atRoot: boolean, key: string | number): string {
+  if (typeof key === "number") return `[${key}]`;
+  if (IDENT.test(key)) return atRoot ? key : `.${key}`;
+  return `[${JSON.stringify(key)}]`;
+}
+
 /** The path of `key` under `parent` in the `messages[3].content[0].text` notation. */
 export function childPath(parent: string, key: string | number): string {
-  if (typeof key === "number") return `${parent}[${key}]`;
-  if (IDENT.test(key)) return parent === "" ? key : `${parent}.${key}`;
-  return `${parent}[${JSON.stringify(key)}]`;
+  return parent + keySuffix(parent === "", key);
 }
 
 /** Path of a JSON document's root when it is itself a string. */
@@ -60,45 +69,85 @@ export interface SegmentTexts {
   path(i: number): string;
 }
 
+/** A place inside a JSON document, as the keys and indexes that lead to it from the root. */
+export type KeyPath = readonly (string | number)[];
+
+/** The value at `at` inside `json`, or undefined when the document has nothing there. */
+function valueAt(json: unknown, at: KeyPath): unknown {
+  let v = json;
+  for (const k of at) {
+    if (v === null || typeof v !== "object") return undefined;
+    if (Array.isArray(v) ? typeof k !== "number" : !Object.hasOwn(v, k)) return undefined;
+    v = (v as Record<string | number, unknown>)[k];
+  }
+  return v;
+}
+
 /**
  * The strings of a parsed JSON body, in document order, without building their paths: a 1 MB body
  * has thousands of strings and only the few with findings need a path. Each string remembers its
  * container (a frame: parent frame and key) and key; `path(i)` joins them on demand.
+ *
+ * `only`: extract just the strings under these places (each a key path from the root; places the
+ * document does not have are left out), with their paths still from the root. The MCP proxy scans
+ * a tool call's `params.arguments` this way, and not the rest of the message.
  */
-export function extractTexts(json: unknown, provider: ProviderLabel = "unknown"): SegmentTexts {
+export function extractTexts(
+  json: unknown,
+  provider: ProviderLabel = "unknown",
+  only?: readonly KeyPath[],
+): SegmentTexts {
   const texts: string[] = [];
-  if (typeof json === "string") return { texts: [json], path: () => ROOT_PATH };
   const skips = skipsFor(provider);
+  // Frame 0 is the document root (path ""); frame -1 stands for "above the root".
   const segFrame: number[] = [];
   const segKey: (string | number)[] = [];
   const frameParent: number[] = [-1];
   const frameKey: (string | number)[] = [""];
-  const walk = (node: unknown, frame: number, depth: number) => {
-    if (depth > MAX_DEPTH) {
-      // Deeper than any real body: the rest of this subtree is one segment, its JSON text, at the
-      // path of its container (found, but not redactable: the scanner blocks instead).
-      texts.push(JSON.stringify(node));
-      segFrame.push(frameParent[frame]!);
-      segKey.push(frameKey[frame]!);
-      return;
+  // The walk's own stack: a container, its keys (null for an array), the next index, its frame.
+  const stackNode: unknown[] = [];
+  const stackKeys: (string[] | null)[] = [];
+  const stackNext: number[] = [];
+  const stackFrame: number[] = [];
+
+  const push = (node: object, frame: number) => {
+    stackNode.push(node);
+    stackKeys.push(Array.isArray(node) ? null : Object.keys(node));
+    stackNext.push(0);
+    stackFrame.push(frame);
+  };
+  /** A value found at `key` of `frame`: a segment, a container to walk, or nothing to scan. */
+  const visit = (v: unknown, frame: number, key: string | number) => {
+    if (typeof v === "string") {
+      texts.push(v);
+      segFrame.push(frame);
+      segKey.push(key);
+    } else if (v !== null && typeof v === "object") {
+      frameParent.push(frame);
+      frameKey.push(key);
+      push(v, frameParent.length - 1);
     }
-    if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) {
-        const v = node[i];
-        if (typeof v === "string") {
-          texts.push(v);
-          segFrame.push(frame);
-          segKey.push(i);
-        } else if (v !== null && typeof v === "object") {
-          frameParent.push(frame);
-          frameKey.push(i);
-          walk(v, frameParent.length - 1, depth + 1);
-        }
+  };
+  const walk = () => {
+    while (stackNode.length > 0) {
+      const top = stackNode.length - 1;
+      const node = stackNode[top];
+      const keys = stackKeys[top]!;
+      const i = stackNext[top]!;
+      const frame = stackFrame[top]!;
+      if (i >= (keys ? keys.length : (node as unknown[]).length)) {
+        stackNode.pop();
+        stackKeys.pop();
+        stackNext.pop();
+        stackFrame.pop();
+        continue;
       }
-      return;
-    }
-    const obj = node as Record<string, unknown>;
-    for (const key in obj) {
+      stackNext[top] = i + 1;
+      if (!keys) {
+        visit((node as unknown[])[i], frame, i);
+        continue;
+      }
+      const key = keys[i]!;
       if (key.length >= MIN_KEY_SCANNED && HAS_DIGIT.test(key)) {
         // A long key with a digit can be a token used as a name (tool schemas have many long keys,
         // words only, not worth a segment each): scanned, reported at this object's path.
@@ -106,30 +155,54 @@ export function extractTexts(json: unknown, provider: ProviderLabel = "unknown")
         segFrame.push(frameParent[frame]!);
         segKey.push(frameKey[frame]!);
       }
+      const obj = node as Record<string, unknown>;
       const v = obj[key];
-      if (typeof v === "string") {
-        if (v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
-        texts.push(v);
-        segFrame.push(frame);
-        segKey.push(key);
-      } else if (v !== null && typeof v === "object") {
-        frameParent.push(frame);
-        frameKey.push(key);
-        walk(v, frameParent.length - 1, depth + 1);
-      }
+      if (typeof v === "string" && v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
+      visit(v, frame, key);
     }
   };
-  if (json !== null && typeof json === "object") walk(json, 0, 0);
+
+  if (!only) {
+    if (typeof json === "string") return { texts: [json], path: () => ROOT_PATH };
+    if (json !== null && typeof json === "object") push(json, 0);
+    walk();
+  } else {
+    for (const at of only) {
+      const v = valueAt(json, at);
+      if (at.length === 0) {
+        if (typeof v === "string") visit(v, -1, "");
+        else if (v !== null && typeof v === "object") push(v, 0);
+      } else {
+        // The frames on the way down, so that paths are built from the root.
+        let frame = 0;
+        for (let k = 0; k < at.length - 1; k++) {
+          frameParent.push(frame);
+          frameKey.push(at[k]!);
+          frame = frameParent.length - 1;
+        }
+        visit(v, frame, at[at.length - 1]!);
+      }
+      walk();
+    }
+  }
+
   const framePaths = new Map<number, string>([[0, ""]]);
   const framePath = (f: number): string => {
+    // Up to the nearest frame whose path is known, then down again: no recursion.
+    const chain: number[] = [];
     let p = framePaths.get(f);
-    if (p === undefined) {
-      p = childPath(framePath(frameParent[f]!), frameKey[f]!);
-      framePaths.set(f, p);
+    while (p === undefined) {
+      chain.push(f);
+      f = frameParent[f]!;
+      p = framePaths.get(f);
+    }
+    for (let k = chain.length - 1; k >= 0; k--) {
+      p = childPath(p, frameKey[chain[k]!]!);
+      framePaths.set(chain[k]!, p);
     }
     return p;
   };
-  // A segment of the root object itself (one of its keys) has no parent frame.
+  // A segment of the root itself (a string root, or a key of the root object) has no parent frame.
   return {
     texts,
     path: (i) => (segFrame[i] === -1 ? ROOT_PATH : childPath(framePath(segFrame[i]!), segKey[i]!)),
@@ -141,7 +214,11 @@ export function extractTexts(json: unknown, provider: ProviderLabel = "unknown")
  * @example extractSegments({messages:[{role:"user",content:"hi"}]}, "anthropic")
  *   // [{path:"messages[0].role",text:"user"},{path:"messages[0].content",text:"hi"}]
  */
-export function extractSegments(json: unknown, provider: ProviderLabel = "unknown"): Segment[] {
-  const { texts, path } = extractTexts(json, provider);
+export function extractSegments(
+  json: unknown,
+  provider: ProviderLabel = "unknown",
+  only?: readonly KeyPath[],
+): Segment[] {
+  const { texts, path } = extractTexts(json, provider, only);
   return texts.map((text, i) => ({ path: path(i), text }));
 }

@@ -6,7 +6,7 @@
  * the raw (escaped) characters. Only the matched characters change; every other byte — whitespace,
  * key order, escapes, number formatting — stays as the client sent it, and the JSON stays valid.
  */
-import { childPath, ROOT_PATH, TEXT_PATH } from "./extract.ts";
+import { keySuffix, ROOT_PATH, TEXT_PATH } from "./extract.ts";
 
 export interface RedactEdit {
   /** Segment path (as in extractSegments), or "body" for a non-JSON body. */
@@ -120,60 +120,56 @@ export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: Red
     }
   };
 
-  const value = (path: string, depth: number) => {
-    if (depth > 500) fail("nesting too deep");
+  // Where the walk is, as the edit paths that start with the current path and the current path's
+  // length: a child's path is its parent's plus a suffix, so each step compares only that suffix
+  // (deep nesting costs linear time, and no path string is built). Containers no edit path
+  // starts with are walked with no candidates left.
+  type At = { paths: string[]; length: number };
+  const step = (at: At, key: string | number): At => {
+    if (at.paths.length === 0) return at;
+    const suffix = keySuffix(at.length === 0, key);
+    return {
+      paths: at.paths.filter((p) => p.startsWith(suffix, at.length)),
+      length: at.length + suffix.length,
+    };
+  };
+  /** The edits of the string at `at` (a string at the root has the path ROOT_PATH). */
+  const editsAt = (at: At): RedactEdit[] | undefined => {
+    if (at.length === 0) return byPath.get(ROOT_PATH);
+    const p = at.paths.find((q) => q.length === at.length);
+    return p === undefined ? undefined : byPath.get(p);
+  };
+
+  /** A key and its colon, at raw[i]; returns where the value that follows is. */
+  const key = (parent: At): At => {
+    ws();
+    if (raw[i] !== '"') fail("expected a key");
+    const [ks, ke] = skipString();
+    ws();
+    if (raw[i] !== ":") fail("expected ':'");
+    i++;
+    return parent.paths.length === 0 ? parent : step(parent, JSON.parse(raw.slice(ks - 1, ke + 1)) as string);
+  };
+
+  // The containers open around the value being read, innermost last: an explicit stack, so that
+  // nesting as deep as JSON.parse accepts cannot overflow the call stack.
+  const open: { array: boolean; at: At; index: number }[] = [];
+  let at: At = { paths: [...byPath.keys()], length: 0 };
+  for (;;) {
     ws();
     const c = raw[i];
     if (c === '"') {
       const [s, e] = skipString();
-      const list = byPath.get(path === "" ? ROOT_PATH : path);
+      const list = at.paths.length > 0 ? editsAt(at) : undefined;
       if (list) editString(s, e, list);
-    } else if (c === "{") {
+    } else if (c === "{" || c === "[") {
       i++;
       ws();
-      if (raw[i] === "}") {
-        i++;
-        return;
-      }
-      for (;;) {
-        ws();
-        if (raw[i] !== '"') fail("expected a key");
-        const [ks, ke] = skipString();
-        const key = JSON.parse(raw.slice(ks - 1, ke + 1)) as string;
-        ws();
-        if (raw[i] !== ":") fail("expected ':'");
-        i++;
-        value(childPath(path, key), depth + 1);
-        ws();
-        if (raw[i] === ",") {
-          i++;
-          continue;
-        }
-        if (raw[i] === "}") {
-          i++;
-          return;
-        }
-        fail("expected ',' or '}'");
-      }
-    } else if (c === "[") {
-      i++;
-      ws();
-      if (raw[i] === "]") {
-        i++;
-        return;
-      }
-      for (let idx = 0; ; idx++) {
-        value(childPath(path, idx), depth + 1);
-        ws();
-        if (raw[i] === ",") {
-          i++;
-          continue;
-        }
-        if (raw[i] === "]") {
-          i++;
-          return;
-        }
-        fail("expected ',' or ']'");
+      if (raw[i] === (c === "{" ? "}" : "]")) i++;
+      else {
+        open.push({ array: c === "[", at, index: 0 });
+        at = c === "{" ? key(at) : step(at, 0);
+        continue;
       }
     } else {
       // number, true, false, null
@@ -181,9 +177,22 @@ export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: Red
       if (!m) fail("unexpected token");
       i += m![0].length;
     }
-  };
-
-  value("", 0);
+    // A value ended: close the containers it ended, then go on with the next sibling, if any.
+    let next = false;
+    while (open.length > 0 && !next) {
+      const top = open[open.length - 1]!;
+      ws();
+      if (raw[i] === ",") {
+        i++;
+        at = top.array ? step(top.at, ++top.index) : key(top.at);
+        next = true;
+      } else if (raw[i] === (top.array ? "]" : "}")) {
+        i++;
+        open.pop();
+      } else fail(top.array ? "expected ',' or ']'" : "expected ',' or '}'");
+    }
+    if (!next) break;
+  }
   if (missed) for (const list of byPath.values()) for (const e of list) if (!applied.has(e)) missed(e);
   parts.push(raw.slice(copied));
   return parts.join("");

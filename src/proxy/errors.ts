@@ -1,10 +1,12 @@
 /**
  * Answers sluice itself gives on a provider path, in the provider's own error shape so the coding tool
- * shows the user why: 403 blocked, 502 upstream unreachable, 504 upstream timeout, 400 unknown
- * provider. The sign-in back ends answer like their API: `code_assist` as Google APIs do (Gemini's
- * shape), `chatgpt` as the Responses API does (OpenAI's shape).
+ * shows the user why: 403 blocked (the block notice of src/policy/notice.ts), 502 upstream
+ * unreachable, 504 upstream timeout, 400 unknown provider. The sign-in back ends answer like their
+ * API: `code_assist` as Google APIs do (Gemini's shape), `chatgpt` as the Responses API does
+ * (OpenAI's shape).
  */
-import type { Finding, ProviderLabel } from "../core/types.ts";
+import type { ProviderLabel } from "../core/types.ts";
+import type { BlockNotice } from "../policy/notice.ts";
 import { RECOGNISED } from "./provider.ts";
 
 function jsonResponse(status: number, body: unknown, extra?: Record<string, string>): Response {
@@ -65,27 +67,9 @@ export function providerError(
   }
 }
 
-/** The message of a block: finding types, where, which rule; never a value. */
-export function blockMessage(findings: Finding[]): string {
-  const seen = new Set<string>();
-  const parts: string[] = [];
-  for (const f of findings) {
-    if (f.action !== "block") continue;
-    const part = `${f.finding_type} at ${f.path || "(body)"} (rule ${f.rule})`;
-    if (seen.has(part)) continue;
-    seen.add(part);
-    parts.push(part);
-  }
-  if (parts.length === 0)
-    for (const f of findings.slice(0, 5))
-      parts.push(`${f.finding_type} at ${f.path || "(body)"} (rule ${f.rule})`);
-  const shown = parts.slice(0, 10);
-  const more = parts.length > shown.length ? `; and ${parts.length - shown.length} more` : "";
-  return `Request blocked by sluice: ${shown.join("; ")}${more}. Remove the sensitive content or ask your administrator to adjust the rule.`;
-}
-
-export function blockedResponse(provider: ProviderLabel, findings: Finding[]): Response {
-  return providerError(provider, 403, blockMessage(findings), "blocked");
+/** A blocked request's 403 in the provider's error shape. */
+export function blockedResponse(provider: ProviderLabel, notice: BlockNotice): Response {
+  return providerError(provider, 403, notice.message, "blocked");
 }
 
 /**
@@ -93,12 +77,19 @@ export function blockedResponse(provider: ProviderLabel, findings: Finding[]): R
  * `error` event that Responses clients map to an HTTP error, so the tool shows why at once instead of
  * treating the close as a dropped stream and reconnecting.
  */
-export function blockedWsErrorEvent(findings: Finding[]): string {
+export function blockedWsErrorEvent(notice: BlockNotice): string {
   return JSON.stringify({
     type: "error",
     status: 403,
-    error: { type: "permission_error", code: "blocked_by_sluice", message: blockMessage(findings) },
+    error: { type: "permission_error", code: "blocked_by_sluice", message: notice.message },
   });
+}
+
+/** The close reason of a blocked WebSocket: the notice's message cut to the 123 bytes a close frame carries. */
+export function blockedCloseReason(notice: BlockNotice): string {
+  let reason = notice.message.slice(0, 123);
+  while (new TextEncoder().encode(reason).length > 123) reason = reason.slice(0, -1);
+  return reason;
 }
 
 export function unknownProviderResponse(method: string, path: string): Response {

@@ -1,5 +1,5 @@
 /**
- * The proxy listener on `Bun.serve` (SPEC §1, §4): `/health`, `/metrics`, the `/ws?url=` relay, and
+ * The proxy listener on `Bun.serve`: `/health`, `/metrics`, the `/ws?url=` relay, and
  * every other path provider-detected, scanned and forwarded. Knows nothing of the runtime: what it
  * needs comes in through `ProxyDeps`, read on every request so that reloads apply at once.
  */
@@ -22,11 +22,12 @@ import {
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
+import { blockNotice } from "../policy/notice.ts";
 import { decodeBody, encodeBody } from "./encoding.ts";
 import {
+  blockedCloseReason,
   blockedResponse,
   blockedWsErrorEvent,
-  blockMessage,
   providerError,
   unknownProviderResponse,
 } from "./errors.ts";
@@ -474,12 +475,13 @@ export class ProxyServer {
     };
 
     if (action === "block") {
-      log.warn(`blocked ${req.method} ${url.pathname}: ${blockMessage(verdict.findings)}`, {
+      const notice = blockNotice("this request", verdict.findings);
+      log.warn(`blocked ${req.method} ${url.pathname}: ${notice.found}`, {
         request_id: requestId,
         session_id: session.session_id,
       });
       record(403, null);
-      return { response: blockedResponse(provider, verdict.findings), done: Promise.resolve() };
+      return { response: blockedResponse(provider, notice), done: Promise.resolve() };
     }
     const outBody = action === "redact" && verdict.body ? verdict.body : body;
     const result = await forward({
@@ -694,10 +696,9 @@ export class ProxyServer {
       if (verdict.action === "block") {
         d.closed = true;
         d.closeCode = WS_POLICY_CLOSE;
-        const message = blockMessage(verdict.findings);
-        const reason = message.slice(0, 120);
+        const notice = blockNotice("this WebSocket message", verdict.findings);
         // Like a blocked HTTP request's line: what was found and where (masked, never the value).
-        this.deps.log.warn(`blocked a WebSocket frame on ${d.path}: ${message}; closing ${d.id}`, {
+        this.deps.log.warn(`blocked a WebSocket frame on ${d.path}: ${notice.found}; closing ${d.id}`, {
           session_id: d.session.session_id,
         });
         try {
@@ -705,9 +706,8 @@ export class ProxyServer {
         } catch {
           /* gone */
         }
-        if (d.provider === "openai" || d.provider === "chatgpt")
-          ws.send(blockedWsErrorEvent(verdict.findings));
-        ws.close(WS_POLICY_CLOSE, reason);
+        if (d.provider === "openai" || d.provider === "chatgpt") ws.send(blockedWsErrorEvent(notice));
+        ws.close(WS_POLICY_CLOSE, blockedCloseReason(notice));
         return;
       }
       if (verdict.action === "redact" && verdict.body)

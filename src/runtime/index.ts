@@ -1,7 +1,7 @@
 /**
- * The running `sluice serve`: loads the configuration, opens the store, builds the scanner, starts the
- * proxy and the dashboard, and owns the lifecycle (SPEC §3): reload (SIGHUP or API) swaps the whole
- * configuration or keeps the old one, and shutdown drains in six steps.
+ * The running `sluice serve`: loads the configuration, opens the store, builds the payload pipeline,
+ * starts the proxy and the dashboard, and owns the lifecycle: reload (SIGHUP or API) swaps the whole
+ * configuration or keeps the old one, and shutdown drains in six steps (see `shutdown`).
  *
  * @example
  * const rt = await startRuntime({ port: 0, dashboardPort: 0 });
@@ -27,13 +27,14 @@ import { Bus } from "../core/bus.ts";
 import type { RequestHook } from "../core/hook.ts";
 import { type Level, Logger } from "../core/log.ts";
 import type { ProxyMode, ReloadResult, Runtime } from "../core/runtime.ts";
-import { blankSession, type Finding, type RuleDef } from "../core/types.ts";
+import { blankSession, type RuleDef } from "../core/types.ts";
 import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { Metrics } from "../metrics/index.ts";
 import { installationKey } from "../policy/hmac-key.ts";
 import { contentHash } from "../policy/mask.ts";
-import { createScanner } from "../policy/scanner.ts";
+import { createPipeline } from "../policy/pipeline.ts";
+import { systemFinding } from "../policy/system-finding.ts";
 import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
 import { ProxyServer } from "../proxy/server.ts";
@@ -65,7 +66,7 @@ export interface StartOptions {
    */
   enginePort?: number;
   failMode?: "open" | "closed";
-  /** Replace the scanner's hook (unit-level tests only). */
+  /** Replace the pipeline's hook (unit-level tests only). */
   hook?: RequestHook;
   /** Write the application log to stderr (default true). */
   stderr?: boolean;
@@ -140,13 +141,13 @@ export class SluiceRuntime implements Runtime {
     const stored = this.store.getSetting("proxy.mode");
     this.#mode = stored === "active" || stored === "passthrough" ? stored : this.#config.proxy.mode;
     const hmacKey = this.#hmacKey;
-    const scanner = createScanner({
+    const pipeline = createPipeline({
       config: () => this.#config,
       rules: () => this.rules(),
       rulesVersion: () => this.rulesVersion(),
       hmacKey,
     });
-    this.#hook = opts.hook ?? scanner.hook;
+    this.#hook = opts.hook ?? pipeline.hook;
     this.proxy = new ProxyServer({
       config: () => this.#config,
       mode: () => this.#mode,
@@ -272,23 +273,13 @@ export class SluiceRuntime implements Runtime {
     this.log.warn(`proxy mode ${previous} -> ${mode} (by ${source})`);
     this.bus.emit("mode-changed", { mode, previous });
     if (mode === "passthrough") {
-      const finding: Finding = {
-        rule: "mode_changed",
-        detector: "secrets",
-        finding_type: "mode_changed",
-        severity: "warning",
-        action: "log",
-        path: "proxy.mode",
-        start: 0,
-        end: 0,
-        preview: "",
-        content_hash: new Bun.CryptoHasher("sha256")
-          .update(`mode_changed:${Date.now()}:${source}`)
-          .digest("hex"),
-        value_hash: null,
-        decoded: null,
-        description: `proxy switched from ${previous} to passthrough by ${source}: requests are no longer scanned`,
-      };
+      const finding = systemFinding(
+        "mode_changed",
+        "proxy.mode",
+        `proxy switched from ${previous} to passthrough by ${source}: requests are no longer scanned`,
+        // Every switch is its own finding, not a repeat of the last one.
+        `${Date.now()}:${source}`,
+      );
       this.metrics.countFinding("mode_changed");
       this.bus.emit("finding", {
         finding,
@@ -468,9 +459,9 @@ export class SluiceRuntime implements Runtime {
   }
 
   /**
-   * The six steps of SPEC §3: stop accepting; drain up to `proxy.drain_timeout`; force-close what is
-   * left (with a warning); close the pool; flush and close the store and audit logs; print the
-   * session summary (returned too).
+   * Shutdown in six steps, so that nothing in flight is lost: stop accepting; drain up to
+   * `proxy.drain_timeout`; force-close what is left (with a warning); close the pool; flush and close
+   * the store and audit logs; print the session summary (returned too).
    */
   shutdown(reason: string): Promise<string> {
     if (!this.#shuttingDown) this.#shuttingDown = this.#shutdown(reason);

@@ -1,14 +1,14 @@
 /**
- * The rules and scanner `sluice scan` uses: the same engine as `serve` (src/policy/scanner.ts), fed
- * with the built-in community rules, the config's `custom_rules` and any `--rules FILE`, under the
- * same configuration (detector switches and actions, allowlists).
+ * The rules and scanner `sluice scan` uses: the same payload pipeline as `serve`
+ * (src/policy/pipeline.ts), fed with the built-in community rules, the config's `custom_rules` and
+ * any `--rules FILE`, under the same configuration (detector switches and actions, allowlists).
  */
 import { customRuleDef } from "../config/custom-rule.ts";
 import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { skipTopJitTier } from "../detect/engine.ts";
-import { createScanner } from "../policy/scanner.ts";
+import { createPipeline, textPayload } from "../policy/pipeline.ts";
 import type { TextScanner } from "./window.ts";
 
 /** Everything a worker needs to build its own scanner; structured-clone safe. */
@@ -35,11 +35,11 @@ export function makeTextScanner(setup: ScanSetup): TextScanner {
   // A scan is short-lived: the engine's top-tier JIT compile would cost more than it saves.
   skipTopJitTier();
   const enabled = setup.rules.filter((r) => r.enabled);
-  const scanner = createScanner({
+  const pipeline = createPipeline({
     config: () => setup.config,
     rules: () => enabled,
     rulesVersion: () => 1,
     hmacKey: null,
   });
-  return (text, path) => scanner.scanText(text, path);
+  return (text, path) => pipeline.inspect(textPayload(text, path)).findings;
 }

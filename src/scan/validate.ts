@@ -10,7 +10,7 @@ import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { builtinRuleFiles, parseRuleFile as parseBuiltinFile, validateRules } from "../detect/builtin.ts";
 import { checkUserPattern } from "../detect/pattern.ts";
-import { configRules } from "../policy/scanner.ts";
+import { configRules } from "../policy/compile.ts";
 import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
 
 /**

@@ -11,7 +11,7 @@ import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
 import type { SessionContext } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compilePattern } from "../../src/detect/pattern.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
+import { createPipeline, textPayload } from "../../src/policy/pipeline.ts";
 import type { BenchTable } from "./index.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -163,7 +163,7 @@ export async function run(): Promise<BenchTable[]> {
   const rules = loadBuiltinRules();
   const cfg = defaultConfig();
   const makeScanner = () =>
-    createScanner({
+    createPipeline({
       config: () => cfg,
       rules: () => rules,
       rulesVersion: () => 1,
@@ -252,7 +252,7 @@ export async function run(): Promise<BenchTable[]> {
   }
   text = text.slice(0, 1_000_000);
   const scanner = makeScanner();
-  const plain = time(() => scanner.scanText(text, "file.txt"), 15);
+  const plain = time(() => scanner.inspect(textPayload(text, "file.txt")), 15);
   const regexes = rules.map((r) => compilePattern(r.pattern, "g"));
   const naive = time(() => {
     for (const re of regexes) {

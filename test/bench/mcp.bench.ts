@@ -16,7 +16,7 @@ import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { McpSession } from "../../src/mcp/core.ts";
 import { MemoryBaselines } from "../../src/mcp/drift.ts";
 import { Reporter } from "../../src/mcp/events.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
+import { createPipeline } from "../../src/policy/pipeline.ts";
 import type { BenchTable } from "./index.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
@@ -105,7 +105,7 @@ const bigCall = (id: number) =>
 function inProcessCore(): McpSession {
   const config = defaultConfig();
   const rules = loadBuiltinRules();
-  const scanner = createScanner({
+  const pipeline = createPipeline({
     config: () => config,
     rules: () => rules,
     rulesVersion: () => 1,
@@ -115,7 +115,7 @@ function inProcessCore(): McpSession {
   return new McpSession({
     serverId: "bench",
     config: () => config,
-    scan: (t, p) => scanner.scanText(t, p),
+    hook: pipeline.hook,
     baselines: new MemoryBaselines(),
     reporter: new Reporter(new Bus(), new Logger({ stderr: false }), "bench", ctx),
   });

@@ -11,14 +11,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { defaultConfig } from "../../src/config/schema.ts";
 import type { RequestHook } from "../../src/core/hook.ts";
 import type { Finding } from "../../src/core/types.ts";
-import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
 import { followLive } from "../helpers/live.ts";
 import { spawnSluice, startSluice } from "../helpers/sluice.ts";
-import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 const rand = (alphabet: string, n: number) =>
   Array.from({ length: n }, () => alphabet[Math.floor(Math.random() * alphabet.length)]).join("");
@@ -96,18 +93,7 @@ async function api(base: string, method: string, path: string, body?: unknown) {
 let up: Upstream;
 beforeAll(async () => {
   up = await startUpstream();
-  up.on("POST", "/v1/messages", () =>
-    json({
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: "claude-sonnet-test",
-      content: [{ type: "text", text: "ok" }],
-      stop_reason: "end_turn",
-      stop_sequence: null,
-      usage: { input_tokens: 1, output_tokens: 1 },
-    }),
-  );
+  up.on("POST", "/v1/messages", () => json(anthropicMessage("ok", "claude-sonnet-test")));
   up.on("POST", "/v1/chat/completions", () => json({ id: "c1", object: "chat.completion", choices: [] }));
   up.on("POST", "/v1beta/*", () => json({ candidates: [] }));
 });
@@ -411,104 +397,80 @@ describe("sluice serve with SLUICE_DASHBOARD_PASSWORD", () => {
   });
 });
 
-/** True once the detection engine and its community rules are in (they land separately). */
-function engineReady(): boolean {
-  try {
-    const rules = loadBuiltinRules();
-    const scanner = createScanner({
-      config: () => defaultConfig(),
-      rules: () => rules,
-      rulesVersion: () => 1,
-      hmacKey: null,
-    });
-    return scanner.scanText(`aws_access_key_id = ${AWS}`).length > 0;
-  } catch {
-    return false;
-  }
-}
-
 describe("with the real detection engine", () => {
-  test.skipIf(!engineReady())(
-    "community rules find a key sent through the proxy; nothing raw on disk",
-    async () => {
-      await using s = await startSluice({ upstream: up.url });
-      const base = s.dashboardUrl!;
-      const client = new Anthropic({ baseURL: s.proxyUrl, apiKey: "sk-ant-test-key", maxRetries: 0 });
-      await client.messages
-        .create({
-          model: "claude-sonnet-test",
-          max_tokens: 10,
-          messages: [
-            { role: "user", content: `my config:\naws_access_key_id = ${AWS}\ngithub_token = ${GH}` },
-          ],
-        })
-        .catch(() => {});
-      await s.runtime.store.flush();
-      const findings = await api(base, "GET", "/api/v1/findings");
-      expect(findings.body.total).toBeGreaterThan(0);
-      expect((await api(base, "GET", "/api/v1/stats")).body.today_count).toBeGreaterThan(0);
-      const files = filesUnder(s.configDir);
-      const exports = [
-        (await api(base, "GET", "/api/v1/findings/export?format=csv")).text,
-        (await api(base, "GET", "/api/v1/audit/export?format=json")).text,
-        (await api(base, "GET", "/api/v1/logs/download")).text,
-        findings.text,
-      ];
-      for (const secret of [AWS, GH]) {
-        for (const p of files)
-          expect({ file: p, found: readFileSync(p).includes(secret) }).toEqual({ file: p, found: false });
-        for (const t of exports) expect(t.includes(secret)).toBe(false);
-      }
-    },
-  );
+  test("community rules find a key sent through the proxy; nothing raw on disk", async () => {
+    await using s = await startSluice({ upstream: up.url });
+    const base = s.dashboardUrl!;
+    const client = new Anthropic({ baseURL: s.proxyUrl, apiKey: "sk-ant-test-key", maxRetries: 0 });
+    await client.messages
+      .create({
+        model: "claude-sonnet-test",
+        max_tokens: 10,
+        messages: [{ role: "user", content: `my config:\naws_access_key_id = ${AWS}\ngithub_token = ${GH}` }],
+      })
+      .catch(() => {});
+    await s.runtime.store.flush();
+    const findings = await api(base, "GET", "/api/v1/findings");
+    expect(findings.body.total).toBeGreaterThan(0);
+    expect((await api(base, "GET", "/api/v1/stats")).body.today_count).toBeGreaterThan(0);
+    const files = filesUnder(s.configDir);
+    const exports = [
+      (await api(base, "GET", "/api/v1/findings/export?format=csv")).text,
+      (await api(base, "GET", "/api/v1/audit/export?format=json")).text,
+      (await api(base, "GET", "/api/v1/logs/download")).text,
+      findings.text,
+    ];
+    for (const secret of [AWS, GH]) {
+      for (const p of files)
+        expect({ file: p, found: readFileSync(p).includes(secret) }).toEqual({ file: p, found: false });
+      for (const t of exports) expect(t.includes(secret)).toBe(false);
+    }
+  });
 
-  test.skipIf(!engineReady())(
-    "rule, allowlist and pipeline edits over the API take effect on the next request",
-    async () => {
-      await using s = await startSluice({ upstream: up.url });
-      const base = s.dashboardUrl!;
-      const send = async (content: string) => {
-        const r = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
-          method: "POST",
-          headers: {
-            "content-type": "application/json",
-            authorization: "Bearer sk-test",
-            "session-id": "edits",
-          },
-          body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content }] }),
-        });
-        await r.arrayBuffer();
-        return r.status;
-      };
-      const count = async (qs: string) => {
-        await s.runtime.store.flush();
-        return (await api(base, "GET", `/api/v1/findings?${qs}`)).body.total as number;
-      };
-      // A dashboard rule that blocks.
-      const created = await api(base, "POST", "/api/v1/rules", {
-        name: "acme-project-id",
-        pattern: "ACME-PROJ-[0-9]{6}",
-        action: "block",
-        severity: "high",
+  test("rule, allowlist and pipeline edits over the API take effect on the next request", async () => {
+    await using s = await startSluice({ upstream: up.url });
+    const base = s.dashboardUrl!;
+    const send = async (content: string) => {
+      const r = await fetch(`${s.proxyUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          authorization: "Bearer sk-test",
+          "session-id": "edits",
+        },
+        body: JSON.stringify({ model: "gpt-5", messages: [{ role: "user", content }] }),
       });
-      expect(created.status).toBe(201);
-      expect(await send("ticket ACME-PROJ-123456 please")).toBe(403);
-      expect(await count("rule=acme-project-id")).toBe(1);
-      // Disabled: the same content passes.
-      expect((await api(base, "PUT", "/api/v1/rules/acme-project-id", { enabled: false })).status).toBe(200);
-      expect(await send("ticket ACME-PROJ-654321 please")).toBe(200);
-      expect(await count("rule=acme-project-id")).toBe(1);
-      // An allowlisted secret is not reported.
-      const before = await count("detector=secrets");
-      expect((await api(base, "POST", "/api/v1/allowlists", { type: "secrets", pattern: AWS })).status).toBe(
-        201,
-      );
-      await send(`aws_access_key_id = ${AWS}`);
-      expect(await count("detector=secrets")).toBe(before);
-      // The secrets detector set to block: the next secret is blocked.
-      const p = await api(base, "PUT", "/api/v1/pipeline", { detectors: { secrets: { action: "block" } } });
-      expect(p.body.errors).toEqual([]);
-      expect(await send(`github_token = ${GH}`)).toBe(403);
-    },
-  );
+      await r.arrayBuffer();
+      return r.status;
+    };
+    const count = async (qs: string) => {
+      await s.runtime.store.flush();
+      return (await api(base, "GET", `/api/v1/findings?${qs}`)).body.total as number;
+    };
+    // A dashboard rule that blocks.
+    const created = await api(base, "POST", "/api/v1/rules", {
+      name: "acme-project-id",
+      pattern: "ACME-PROJ-[0-9]{6}",
+      action: "block",
+      severity: "high",
+    });
+    expect(created.status).toBe(201);
+    expect(await send("ticket ACME-PROJ-123456 please")).toBe(403);
+    expect(await count("rule=acme-project-id")).toBe(1);
+    // Disabled: the same content passes.
+    expect((await api(base, "PUT", "/api/v1/rules/acme-project-id", { enabled: false })).status).toBe(200);
+    expect(await send("ticket ACME-PROJ-654321 please")).toBe(200);
+    expect(await count("rule=acme-project-id")).toBe(1);
+    // An allowlisted secret is not reported.
+    const before = await count("detector=secrets");
+    expect((await api(base, "POST", "/api/v1/allowlists", { type: "secrets", pattern: AWS })).status).toBe(
+      201,
+    );
+    await send(`aws_access_key_id = ${AWS}`);
+    expect(await count("detector=secrets")).toBe(before);
+    // The secrets detector set to block: the next secret is blocked.
+    const p = await api(base, "PUT", "/api/v1/pipeline", { detectors: { secrets: { action: "block" } } });
+    expect(p.body.errors).toEqual([]);
+    expect(await send(`github_token = ${GH}`)).toBe(403);
+  });
 });

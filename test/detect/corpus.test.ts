@@ -6,17 +6,18 @@ import { expect, test } from "bun:test";
 import { defaultConfig } from "../../src/config/schema.ts";
 import type { Finding } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
+import { createPipeline, textPayload } from "../../src/policy/pipeline.ts";
 import { corpus } from "../bench/engine.bench.ts";
 import { negatives, positives } from "../corpus/corpus.ts";
 
 const rules = loadBuiltinRules();
-const scanner = createScanner({
+const pipeline = createPipeline({
   config: defaultConfig,
   rules: () => rules,
   rulesVersion: () => 1,
   hmacKey: null,
 });
+const scanText = (text: string, path: string) => pipeline.inspect(textPayload(text, path)).findings;
 const FAMILIES = ["secrets", "pii", "proprietary"] as const;
 
 test("every community rule has a positive in the corpus", () => {
@@ -29,7 +30,7 @@ test("precision and recall per family are at least 0.95", () => {
     FAMILIES.map((f) => [f, { tp: 0, fn: 0, fp: 0, missed: [] as string[], wrong: [] as string[] }]),
   );
   for (const pos of positives()) {
-    const found = scanner.scanText(pos.text, `corpus/${pos.rule}`);
+    const found = scanText(pos.text, `corpus/${pos.rule}`);
     const st = stats[pos.family]!;
     if (found.some((f) => f.rule === pos.rule)) st.tp++;
     else {
@@ -46,8 +47,7 @@ test("precision and recall per family are at least 0.95", () => {
     stats[fam]!.fp++;
     stats[fam]!.wrong.push(`${f.rule} in ${where} (${f.preview})`);
   }
-  for (const neg of negatives())
-    for (const f of scanner.scanText(neg.text, `corpus/${neg.kind}`)) count(f, neg.kind);
+  for (const neg of negatives()) for (const f of scanText(neg.text, `corpus/${neg.kind}`)) count(f, neg.kind);
   const rows = FAMILIES.map((fam) => {
     const s = stats[fam]!;
     const precision = s.tp + s.fp === 0 ? 1 : s.tp / (s.tp + s.fp);
@@ -79,7 +79,7 @@ test("real text: ~3 MB of installed dependencies' sources and READMEs raise no s
   const { prose, code } = corpus();
   const text = [...prose, ...code].join("\n");
   expect(text.length).toBeGreaterThan(1_000_000);
-  const found = scanner.scanText(text, "node_modules");
+  const found = scanText(text, "node_modules");
   console.log(
     `real text: ${(text.length / 1e6).toFixed(1)} MB, findings: ${found.map((f) => `${f.rule} ${f.preview}`).join("; ") || "none"}`,
   );

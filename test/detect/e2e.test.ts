@@ -12,7 +12,7 @@ import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import type { Finding } from "../../src/core/types.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 // Fake credentials assembled at run time (never real, never a literal in the source).
 const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
@@ -25,17 +25,7 @@ const findings: Finding[] = [];
 
 beforeAll(async () => {
   up = await startUpstream();
-  up.on("POST", "/v1/messages", () =>
-    json({
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: "claude-test",
-      content: [{ type: "text", text: "ok" }],
-      stop_reason: "end_turn",
-      usage: { input_tokens: 1, output_tokens: 1 },
-    }),
-  );
+  up.on("POST", "/v1/messages", () => json(anthropicMessage("ok", "claude-test")));
   up.on("POST", "/v1/chat/completions", () =>
     json({
       id: "c1",

@@ -236,6 +236,13 @@ describe("redaction", () => {
     expect(redactText("a KEY b", [{ path: "body", start: 2, end: 5, replacement: "[R]" }])).toBe("a [R] b");
   });
 
+  test("plain text: overlapping edits are merged, the rest is kept", () => {
+    const e = (start: number, end: number) => ({ path: "body", start, end, replacement: placeholder("t") });
+    expect(redactText("aaaSECRETbbbSECRET", [e(3, 9), e(4, 8), e(12, 18)])).toBe(
+      "aaa[REDACTED:t]bbb[REDACTED:t]",
+    );
+  });
+
   test("non-JSON input to redactJson throws (the scanner then blocks rather than leak)", () => {
     expect(() => redactJson("{nope", [{ path: "x", start: 0, end: 1, replacement: "[R]" }])).toThrow();
   });

@@ -13,7 +13,7 @@ import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
 import type { RuleDef, SessionContext } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { maskValue } from "../../src/policy/mask.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
+import { createPipeline, textPayload } from "../../src/policy/pipeline.ts";
 
 const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
 const GH = ["ghp", "_", "EXAMPLE0fake1Key2For3Tests4Only5sluz"].join("");
@@ -24,12 +24,18 @@ function setup(mutate: (c: Config) => void = () => {}, rules: RuleDef[] = loadBu
   mutate(cfg);
   let version = 1;
   let current = rules;
-  const scanner = createScanner({
+  const pipeline = createPipeline({
     config: () => cfg,
     rules: () => current,
     rulesVersion: () => version,
     hmacKey: KEY,
   });
+  const scanner = {
+    hook: pipeline.hook,
+    stats: pipeline.stats,
+    /** A text as `sluice scan` gives it to the pipeline. */
+    scanText: (text: string, path = "text") => pipeline.inspect(textPayload(text, path)).findings,
+  };
   return {
     cfg,
     scanner,
@@ -315,9 +321,9 @@ describe("session dedup", () => {
         `turn ${turn} reply with enough words to be remembered`,
         `turn ${turn} question, again long enough`,
       );
-      const before = s.scanner.stats!();
+      const before = s.scanner.stats();
       const v = s.scan(msgs(...history), "conv");
-      const after = s.scanner.stats!();
+      const after = s.scanner.stats();
       expect(v.action).toBe("block");
       expect(v.findings.filter((f) => f.rule === "aws_access_key_id").map((f) => f.path)).toEqual([
         "messages[0].content",
@@ -349,7 +355,7 @@ describe("session dedup", () => {
     });
     for (const id of ["a", "b", "c"])
       s.scan(msgs(...Array.from({ length: 6 }, (_, i) => `session ${id} message number ${i} is long`)), id);
-    const st = s.scanner.stats!();
+    const st = s.scanner.stats();
     expect(st.sessions).toBe(2);
     expect(st.fingerprints).toBeLessThanOrEqual(6);
   });

@@ -72,6 +72,20 @@ export function json(body: unknown, init: ResponseInit = {}): Response {
   return new Response(JSON.stringify(body), { ...init, headers });
 }
 
+/** A non-streaming Anthropic Messages reply saying `text`, as `messages.create` expects it. */
+export function anthropicMessage(text = "ok", model = "claude-test-model") {
+  return {
+    id: "msg_1",
+    type: "message",
+    role: "assistant",
+    model,
+    content: [{ type: "text", text }],
+    stop_reason: "end_turn",
+    stop_sequence: null,
+    usage: { input_tokens: 1, output_tokens: 1 },
+  };
+}
+
 /** A handler that never answers (until the upstream stops or the client goes away). */
 export const hang: Handler = (req) => req.closed.then(() => new Response(null, { status: 499 }));
 

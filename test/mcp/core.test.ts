@@ -1,16 +1,17 @@
 /**
- * The security core in process, with a stand-in text scanner (the engine is exercised end to end in
- * scanning.test.ts): scanning decisions, redaction, fail-open, batches, the id tracker and the
- * inventory caps, passthrough, drift diffs, the env filter and the framing helpers.
+ * The security core in process, on the payload pipeline with one custom rule (the shipped rules are
+ * exercised end to end in scanning.test.ts): scanning decisions, redaction, fail-open, batches, the
+ * id tracker and the inventory caps, passthrough, drift diffs, the env filter and the framing helpers.
  */
 import { describe, expect, test } from "bun:test";
 import { parseMcpArgs } from "../../src/cli/mcp.ts";
 import { defaultConfig } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
+import type { RequestHook } from "../../src/core/hook.ts";
 import { Logger } from "../../src/core/log.ts";
 import { type Action, blankSession, type Finding } from "../../src/core/types.ts";
 import { ToolInventory } from "../../src/mcp/binding.ts";
-import { McpSession, redactText, type TextScanner } from "../../src/mcp/core.ts";
+import { McpSession } from "../../src/mcp/core.ts";
 import { canonicalJson, diffTools, formatDiff, MemoryBaselines } from "../../src/mcp/drift.ts";
 import { filterEnv, parseEnvPairs } from "../../src/mcp/env.ts";
 import { Reporter } from "../../src/mcp/events.ts";
@@ -18,31 +19,35 @@ import { parseListen } from "../../src/mcp/index.ts";
 import { LineSplitter } from "../../src/mcp/jsonrpc.ts";
 import { SseParser } from "../../src/mcp/sse.ts";
 import { RequestTracker } from "../../src/mcp/tracker.ts";
+import { createPipeline } from "../../src/policy/pipeline.ts";
 
 const SECRET = "AKIAIOSFODNN7EXAMPLE";
 
-/** Finds SECRET (action from `action`) and throws on "explode". */
-function fakeScanner(action: Action): TextScanner {
-  return (text, path) => {
-    if (text.includes("explode")) throw new Error("engine fault");
-    const at = text.indexOf(SECRET);
-    if (at === -1) return [];
-    const f: Finding = {
-      rule: "aws-access-key",
+/**
+ * The pipeline's hook with one rule, `aws_access_key`, that finds SECRET with `action`; it throws
+ * for a message holding "explode" (a fault inside scanning).
+ */
+function pipelineHook(config: ReturnType<typeof defaultConfig>, action: Action): RequestHook {
+  config.custom_rules = [
+    {
+      name: "aws_access_key",
+      pattern: "AKIA[0-9A-Z]{16}",
       detector: "secrets",
-      finding_type: "aws_access_key",
       severity: "critical",
-      action,
-      path,
-      start: at,
-      end: at + SECRET.length,
-      preview: "AKIA****MPLE",
-      content_hash: "0".repeat(64),
-      value_hash: null,
-      decoded: null,
+      action: action === "pass" ? "" : action,
       description: "AWS access key",
-    };
-    return [f];
+      tags: [],
+    },
+  ];
+  const pipeline = createPipeline({
+    config: () => config,
+    rules: () => [],
+    rulesVersion: () => 1,
+    hmacKey: null,
+  });
+  return (req) => {
+    if (new TextDecoder().decode(req.body).includes("explode")) throw new Error("engine fault");
+    return pipeline.hook(req);
   };
 }
 
@@ -67,7 +72,7 @@ function session(
   const s = new McpSession({
     serverId: "test-server",
     config: () => config,
-    scan: fakeScanner(opts.action ?? "block"),
+    hook: pipelineHook(config, opts.action ?? "block"),
     baselines: new MemoryBaselines(),
     reporter,
     passthrough: opts.passthrough,
@@ -99,11 +104,25 @@ describe("argument scanning", () => {
     expect(findings).toHaveLength(1);
   });
 
-  test("redact of a value under the depth limit cannot be done in place: the call is blocked", async () => {
+  test("redact of a value nested 100 levels deep is done in place: the rest of the message is kept", async () => {
     const { s } = session({ action: "redact" });
-    const o = await s.fromClient(call(41, deep({ content: `key=${SECRET}` }, 100)));
-    expect(o.forward).toBeNull();
-    expect(JSON.parse(o.replies[0]!)).toMatchObject({ id: 41, error: { code: -32001 } });
+    const text = call(41, deep({ content: `key=${SECRET}` }, 100));
+    const o = await s.fromClient(text);
+    expect(o.forward).toBe(text.replace(SECRET, "[REDACTED:aws_access_key]"));
+    expect(o.replies).toEqual([]);
+  });
+
+  test("a message nested deeper than JSON.stringify can write is still scanned and redacted", async () => {
+    // The pipeline scans and redacts the text as received: nothing is re-serialized on the way.
+    const { s } = session({ action: "redact" });
+    const levels = 50_000;
+    const text = `{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"write_file","arguments":${'{"n":['.repeat(levels)}{"content":"key=${SECRET}"}${"]}".repeat(levels)}}}`;
+    expect(() => JSON.stringify(JSON.parse(text))).toThrow(RangeError);
+    const o = await s.fromClient(text);
+    expect(o.forward).toBe(text.replace(SECRET, "[REDACTED:aws_access_key]"));
+    const blocked = await session().s.fromClient(text);
+    expect(blocked.forward).toBeNull();
+    expect(JSON.parse(blocked.replies[0]!)).toMatchObject({ id: 42, error: { code: -32001 } });
   });
 
   test("block: no forward, a JSON-RPC error naming type, path and rule, never the value", async () => {
@@ -116,7 +135,7 @@ describe("argument scanning", () => {
       id: 1,
       error: { code: -32001, data: { sluice: { reason: "sensitive_data_in_arguments" } } },
     });
-    expect(err.error.message).toContain("aws_access_key in params.arguments.content (rule aws-access-key)");
+    expect(err.error.message).toContain("aws_access_key at params.arguments.content (rule aws_access_key)");
     expect(findings.map((f) => f.path)).toEqual(["params.arguments.content"]);
     expect(events.map((e) => e.kind)).toEqual(["blocked-call"]);
     for (const text of [...o.replies, ...lines, JSON.stringify(events)]) expect(text).not.toContain(SECRET);
@@ -126,14 +145,29 @@ describe("argument scanning", () => {
 
   test("redact: the forwarded copy carries a placeholder; everything else is kept", async () => {
     const { s } = session({ action: "redact" });
-    const o = await s.fromClient(call(2, { path: "a.txt", content: `key=${SECRET} end`, n: 3 }));
+    const text = call(2, { path: "a.txt", content: `key=${SECRET} end`, n: 3 });
+    const o = await s.fromClient(text);
     const fwd = JSON.parse(o.forward as string);
     expect(fwd.params.arguments).toEqual({
       path: "a.txt",
       content: "key=[REDACTED:aws_access_key] end",
       n: 3,
     });
+    // Byte for byte: only the matched characters change.
+    expect(o.forward).toBe(text.replace(SECRET, "[REDACTED:aws_access_key]"));
     expect(o.replies).toEqual([]);
+  });
+
+  test("redact in a batch: only that element is rewritten", async () => {
+    const { s } = session({ action: "redact" });
+    const batch = JSON.stringify([
+      { jsonrpc: "2.0", id: 10, method: "ping" },
+      JSON.parse(call(11, { content: `k ${SECRET}` })),
+    ]);
+    const o = await s.fromClient(batch);
+    const fwd = JSON.parse(o.forward as string);
+    expect(fwd[0]).toEqual({ jsonrpc: "2.0", id: 10, method: "ping" });
+    expect(fwd[1].params.arguments.content).toBe("k [REDACTED:aws_access_key]");
   });
 
   test("alert/log: forwarded as the original bytes", async () => {
@@ -211,14 +245,6 @@ describe("argument scanning", () => {
     expect((await s.fromClient("not json")).forward).toBe("original");
     expect((await s.fromClient('{"jsonrpc":"2.0","method":"notifications/initialized"}')).forward).toBe(
       "original",
-    );
-  });
-
-  test("redactText merges overlapping spans and keeps the rest", () => {
-    const f = (start: number, end: number) =>
-      ({ start, end, action: "redact", finding_type: "t" }) as Finding;
-    expect(redactText("aaaSECRETbbbSECRET", [f(3, 9), f(4, 8), f(12, 18)])).toBe(
-      "aaa[REDACTED:t]bbb[REDACTED:t]",
     );
   });
 });

@@ -1,14 +1,11 @@
 /**
  * Argument and result scanning with the real detection engine, end to end through `sluice mcp`
  * (stdio) and the SDK client. The recording fixture proves a blocked call never reached the server.
- * Skipped (with a note) while src/policy/scanner.ts is still the pass-through stub.
  */
 
 import { Database } from "bun:sqlite";
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { defaultConfig } from "../../src/config/schema.ts";
-import { createScanner } from "../../src/policy/scanner.ts";
 import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
 import { fixture, sdkOverSluice, tempHome } from "./helpers.ts";
 
@@ -17,38 +14,7 @@ const rule = (action: string) => ({
   custom_rules: [{ name: "test-token", pattern: "sluicetest_[a-f0-9]{16}", severity: "critical", action }],
 });
 
-/** True once the detection engine finds a custom rule's match. */
-const engineReady = (() => {
-  const config = defaultConfig();
-  const scanner = createScanner({
-    config: () => config,
-    rules: () => [
-      {
-        name: "probe",
-        pattern: "sluicetest_[a-f0-9]{16}",
-        detector: "custom",
-        severity: "critical",
-        action: "block",
-        enabled: true,
-        tier: "custom",
-        source: "config",
-        description: "",
-        tags: [],
-      },
-    ],
-    rulesVersion: () => 1,
-    hmacKey: null,
-  });
-  try {
-    return scanner.scanText(`x ${TOKEN} y`, "probe").length > 0;
-  } catch {
-    return false;
-  }
-})();
-if (!engineReady)
-  console.warn("scanning.test.ts: detection engine not available yet (scanner stub); skipped");
-
-describe.skipIf(!engineReady)("scanning with the detection engine", () => {
+describe("scanning with the detection engine", () => {
   test("block: error names the rule and path; server, logs and store never see the value", async () => {
     const home = tempHome(rule("block"));
     const rec = join(home, "received.jsonl");
@@ -134,7 +100,7 @@ describe.skipIf(!engineReady)("scanning with the detection engine", () => {
   });
 });
 
-describe.skipIf(!engineReady)("shipped rules in the network modes", () => {
+describe("shipped rules in the network modes", () => {
   // A GitHub token shape (not a real token): the community rule github_pat blocks by default.
   const GH = `ghp_${"R8kq2Lr0Zt7bWc5mNx4Pq9Vs3Dy6Hf1Ja2Ke"}`;
 
@@ -147,7 +113,7 @@ describe.skipIf(!engineReady)("shipped rules in the network modes", () => {
         () => null,
         (e: Error) => e,
       );
-      expect(err?.message).toContain("github_pat in params.arguments.message");
+      expect(err?.message).toContain("github_pat at params.arguments.message");
       expect(err?.message).not.toContain(GH);
       expect(up.received.some((b) => b.includes(GH))).toBe(false);
       expect(s.log.text).not.toContain(GH);
@@ -155,7 +121,7 @@ describe.skipIf(!engineReady)("shipped rules in the network modes", () => {
   });
 });
 
-describe.skipIf(!engineReady)("defence in depth", () => {
+describe("defence in depth", () => {
   test("with --no-env-filter, a server that echoes its environment has the result blocked, not leaked", async () => {
     const key = `AKIA${"Z7QWERTYUIOPASDF"}`;
     await using s = await sdkOverSluice(["--no-env-filter", "--", "bun", fixture("env-server.ts")], {

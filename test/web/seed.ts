@@ -2,7 +2,7 @@
  * Seed a running sluice the way users do: real provider requests with secrets in them, sent through
  * the proxy to the stand-in upstream. Secret-looking values are assembled at run time.
  */
-import { json, type Upstream } from "../helpers/upstream.ts";
+import { anthropicMessage, json, type Upstream } from "../helpers/upstream.ts";
 
 /** A fresh, valid-looking AWS access key id (never a real one). */
 export function fakeAwsKey(): string {
@@ -21,17 +21,7 @@ export function fakeGithubToken(): string {
 
 /** Answer the three providers' endpoints on the stand-in upstream. */
 export function answerProviders(up: Upstream) {
-  up.on("POST", "/v1/messages", () =>
-    json({
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: "claude-sonnet-4-5",
-      content: [{ type: "text", text: "ok" }],
-      stop_reason: "end_turn",
-      usage: { input_tokens: 1, output_tokens: 1 },
-    }),
-  );
+  up.on("POST", "/v1/messages", () => json(anthropicMessage("ok", "claude-sonnet-4-5")));
   up.on("POST", "/v1/chat/completions", () =>
     json({
       id: "chatcmpl-1",

@@ -1,0 +1,169 @@
+/**
+ * Matches per segment: from the session's memory when a segment was scanned before in the same
+ * scope (coding tools resend the whole conversation every turn), else from one batched scan of
+ * the new segments. Counts what it scanned and what memory answered.
+ */
+
+import type { RuleDef } from "../core/types.ts";
+import { MAX_MATCHES_PER_RULE, type RawMatch, scanText } from "../detect/engine.ts";
+import type { CompiledRules } from "./compile.ts";
+import { type CachedMatch, type DedupLimits, fingerprint, SegmentCache } from "./dedup.ts";
+import { copyString } from "./mask.ts";
+
+/** Segments shorter than this are scanned every time rather than remembered. */
+const MIN_CACHED = 16;
+/** The result of a segment without findings: most segments share this one frozen list. */
+const NO_MATCHES: CachedMatch[] = Object.freeze([]) as unknown as CachedMatch[];
+/** Segments at least this long are scanned by themselves, not copied into the batch. */
+const SCAN_ALONE = 2048;
+/** Joins segments for one batched scan; no rule matches across it. */
+const SEP = "\n\u0000\n";
+
+export interface MatchStats {
+  segments_scanned: number;
+  segments_cached: number;
+  chars_scanned: number;
+  sessions: number;
+  fingerprints: number;
+}
+
+export interface SegmentMatches {
+  /** The matches of `texts[i]`, offsets into it. */
+  per: CachedMatch[][];
+  /**
+   * Some segment's scan hit the engine's per-rule match cap: its list is incomplete (and it was
+   * not remembered).
+   */
+  capped: boolean;
+}
+
+/**
+ * Whether a scan stopped early for some rule: the engine keeps at most MAX_MATCHES_PER_RULE matches
+ * of a rule per call, so later ones were not reported.
+ */
+function hitCap(matches: RawMatch[]): boolean {
+  if (matches.length < MAX_MATCHES_PER_RULE) return false;
+  const counts = new Map<RuleDef, number>();
+  for (const m of matches) {
+    const n = (counts.get(m.rule) ?? 0) + 1;
+    if (n >= MAX_MATCHES_PER_RULE) return true;
+    counts.set(m.rule, n);
+  }
+  return false;
+}
+
+/** Index of the batched segment that holds offset `at` (`bounds` holds start, end pairs in order). */
+function segmentAt(bounds: number[], count: number, at: number): number {
+  let lo = 0;
+  let hi = count - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (bounds[mid * 2]! <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+export class SegmentMatcher {
+  readonly #cache = new SegmentCache();
+  readonly #counters = { segments_scanned: 0, segments_cached: 0, chars_scanned: 0 };
+
+  stats(): MatchStats {
+    return { ...this.#counters, ...this.#cache.stats() };
+  }
+
+  /**
+   * The matches of every text. `scope` names the memory to use (a session on one transport), or
+   * null to scan every text afresh and remember nothing.
+   */
+  match(texts: string[], rules: CompiledRules, scope: string | null, limits: DedupLimits): SegmentMatches {
+    const per: CachedMatch[][] = new Array(texts.length);
+    const capped = new Set<number>();
+    let conv: ReturnType<SegmentCache["session"]> | null = null;
+    if (scope) {
+      this.#cache.setEpoch(rules.epoch);
+      conv = this.#cache.session(scope, limits);
+    }
+    const fps: (bigint | number | null)[] = new Array(texts.length).fill(null);
+    const todo: number[] = [];
+    for (let i = 0; i < texts.length; i++) {
+      const t = texts[i]!;
+      if (conv && t.length >= MIN_CACHED) {
+        const fp = fingerprint(t);
+        const hit = conv.segments.get(fp);
+        if (hit) {
+          per[i] = hit;
+          this.#counters.segments_cached++;
+          continue;
+        }
+        fps[i] = fp;
+      }
+      todo.push(i);
+    }
+    for (const i of todo) {
+      per[i] = NO_MATCHES;
+      this.#counters.segments_scanned++;
+      this.#counters.chars_scanned += texts[i]!.length;
+    }
+    // Matches kept in memory outlive this request: their values are copied so that they do not keep
+    // the scanned text alive (a slice references all of it). Matches used once need no copy.
+    const keep = conv !== null;
+    const scanAlone = (i: number) => {
+      const found = scanText(rules.engine, texts[i]!, { encoding: rules.encoding });
+      for (const m of found) {
+        if (per[i] === NO_MATCHES) per[i] = [];
+        per[i]!.push(keep ? { ...m, value: copyString(m.value) } : m);
+      }
+      if (hitCap(found)) capped.add(i);
+    };
+    // Large segments are scanned in place; joining them would copy every byte into a new string
+    // (after an idle collection that is fresh memory). Small ones are batched: one scan of a few
+    // thousand tiny segments costs less than a call for each.
+    const batched: number[] = [];
+    for (const i of todo) {
+      if (texts[i]!.length >= SCAN_ALONE) scanAlone(i);
+      else batched.push(i);
+    }
+    if (batched.length === 1) scanAlone(batched[0]!);
+    else if (batched.length > 1) this.#scanBatch(texts, batched, rules, per, keep, scanAlone);
+    if (conv)
+      for (const i of todo)
+        if (fps[i] !== null && !capped.has(i)) this.#cache.remember(conv, fps[i]!, per[i]!, limits);
+    return { per, capped: capped.size > 0 };
+  }
+
+  #scanBatch(
+    texts: string[],
+    batched: number[],
+    rules: CompiledRules,
+    per: CachedMatch[][],
+    keep: boolean,
+    scanAlone: (i: number) => void,
+  ): void {
+    const parts: string[] = [];
+    const bounds: number[] = [];
+    let at = 0;
+    for (const i of batched) {
+      const t = texts[i]!;
+      bounds.push(at, at + t.length);
+      parts.push(t);
+      at += t.length + SEP.length;
+    }
+    const found = scanText(rules.engine, parts.join(SEP), { encoding: rules.encoding, bounds });
+    if (hitCap(found)) {
+      // The cap counts matches of the whole batch: scan each segment by itself so that findings
+      // do not depend on batching (and no segment is remembered as clean for want of room).
+      for (const i of batched) scanAlone(i);
+      return;
+    }
+    for (const m of found) {
+      const k = segmentAt(bounds, batched.length, m.start);
+      const base = bounds[k * 2]!;
+      if (m.end > bounds[k * 2 + 1]!) continue;
+      const i = batched[k]!;
+      if (per[i] === NO_MATCHES) per[i] = [];
+      const value = keep ? copyString(m.value) : m.value;
+      per[i]!.push({ ...m, value, start: m.start - base, end: m.end - base });
+    }
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * What sluice tells the user about findings: which finding types, where (the JSON path), which rule;
+ * never a value. Built here once; each transport renders the block notice in its own shape (a
+ * provider's 403 error, a JSON-RPC error, a WebSocket error event and close reason).
+ */
+import type { Finding } from "../core/types.ts";
+
+/** Distinct findings named in a message; the rest are counted. */
+const MAX_NAMED = 10;
+/** Longest path shown; a longer one (deeply nested data) keeps its start and end. */
+const MAX_PATH = 200;
+
+const shown = (path: string) =>
+  path.length <= MAX_PATH ? path : `${path.slice(0, 80)}…${path.slice(path.length - (MAX_PATH - 81))}`;
+
+/** `aws_access_key_id at messages[0].content (rule aws_access_key_id); …` */
+export function describeFindings(findings: Finding[], max = MAX_NAMED): string {
+  const parts = new Set<string>();
+  for (const f of findings) parts.add(`${f.finding_type} at ${shown(f.path) || "(body)"} (rule ${f.rule})`);
+  const all = [...parts];
+  const more = all.length > max ? `; and ${all.length - max} more` : "";
+  return all.slice(0, max).join("; ") + more;
+}
+
+export interface BlockNotice {
+  /** One line for the user: what sluice blocked, what it found where, what to do. */
+  message: string;
+  /** What it found where, for log lines: `describeFindings` of the findings the message names. */
+  found: string;
+  /** Every finding of the payload, for shapes that carry data (the JSON-RPC error's `data`). */
+  findings: { type: string; rule: string; path: string; severity: string }[];
+}
+
+/**
+ * Why `subject` ("this request", "tools/call write_file", …) was blocked: the message names the
+ * findings whose action is block (all of them when none is), the list holds every finding.
+ */
+export function blockNotice(subject: string, findings: Finding[]): BlockNotice {
+  const blocking = findings.filter((f) => f.action === "block");
+  const found = describeFindings(blocking.length > 0 ? blocking : findings);
+  return {
+    message: `sluice blocked ${subject}: ${found}. Remove the sensitive content or ask your administrator to adjust the rule.`,
+    found,
+    findings: findings.map((f) => ({
+      type: f.finding_type,
+      rule: f.rule,
+      path: shown(f.path),
+      severity: f.severity,
+    })),
+  };
+}

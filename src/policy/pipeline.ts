@@ -1,0 +1,212 @@
+/**
+ * The payload pipeline: the one path from outbound text to a verdict, for every transport. An HTTP
+ * request body, a WebSocket frame, an MCP message and a file read by `sluice scan` each become a
+ * `Payload` (segments with their paths); `inspect` turns it into findings, one action and the edits
+ * that redact it:
+ *
+ *   size and stage checks → segments (payload/) → matches, remembered per session (match.ts,
+ *   detect/) → findings: allowlists, action, masking (decide.ts) → redaction (payload/redact.ts),
+ *   or block when it cannot be done → on any fault: forward unscanned with a `scan_error`.
+ *
+ * `hook` is the same path behind the request-scanning hook contract (core/hook.ts): the proxy, the
+ * WebSocket relay and the MCP proxy call it with raw bytes. A change of policy, matching or
+ * redaction is made here once and holds for all of them.
+ */
+import type { Config } from "../config/schema.ts";
+import type { RequestHook, ScanRequest, Transport, Verdict } from "../core/hook.ts";
+import type { Action, Finding, RuleDef } from "../core/types.ts";
+import { MAX_MATCHES_PER_RULE } from "../detect/engine.ts";
+import { extractTexts, type SegmentTexts, TEXT_PATH } from "../payload/extract.ts";
+import { parseJsonBody } from "../payload/json-source.ts";
+import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
+import { RuleCompiler } from "./compile.ts";
+import { decide } from "./decide.ts";
+import { type MatchStats, SegmentMatcher } from "./match.ts";
+import { scanErrorFinding } from "./system-finding.ts";
+
+export interface PipelineOptions {
+  /** The configuration in force (read on every payload, so reloads apply at once). */
+  config: () => Config;
+  /** The enabled rules in force, and a version that changes whenever they change. */
+  rules: () => RuleDef[];
+  rulesVersion: () => number;
+  /**
+   * Per-installation HMAC key: keys `content_hash`, and `value_hash` when `analytics.hash_secrets`.
+   * Null only where findings are never stored (`sluice scan`): plain content hashes, no value hashes.
+   */
+  hmacKey: Uint8Array | null;
+}
+
+/** What one call of the pipeline scans. */
+export interface Payload {
+  /** Where it comes from; a file (`sluice scan`) is scanned whatever its size, in windows. */
+  source: Transport | "file";
+  /** Bytes of a body (checked against `proxy.max_body_size`), characters of a text. */
+  size: number;
+  /** The session memory to use (`http:<session id>`): segments seen there before are not scanned again. */
+  scope: string | null;
+  /** Where it is, for a `scan_error` finding: `http:/v1/messages`, `mcp:tools/call write_file`. */
+  where: string;
+  /** The segments to scan, with their paths. Called inside the pipeline: a fault here fails open too. */
+  segments(): SegmentTexts;
+  /** The payload with these edits applied; throws when one cannot be placed. Absent: report only. */
+  redact?(edits: RedactEdit[]): string;
+}
+
+/** What the pipeline made of a payload. */
+export interface Inspection {
+  /** The strongest action of the findings, after the checks below ("pass" when none). */
+  action: Action;
+  /** Every finding that reached policy (including ones remembered from earlier in the session). */
+  findings: Finding[];
+  /** The redactions of the findings whose action is redact. */
+  edits: RedactEdit[];
+  /** The payload with the edits applied, when the action is redact. */
+  redacted?: string;
+  /** Bytes (characters for a text) scanned; 0 when skipped. */
+  scanned: number;
+  /** Why the payload was not scanned, or why its action was raised to block. */
+  skipped?: string;
+  /** Set when scanning failed: the payload goes out unscanned and `findings` holds its `scan_error`. */
+  error?: string;
+}
+
+export interface Pipeline {
+  /** The one path from a payload to findings, action and edits. Never throws. */
+  inspect(payload: Payload): Inspection;
+  /** `inspect` over a raw body, as the request-scanning hook. Never throws. */
+  hook: RequestHook;
+  /** Segments scanned vs. answered from session memory, and what that memory holds. */
+  stats(): MatchStats;
+}
+
+const utf8 = new TextDecoder("utf-8", { fatal: false });
+const encoder = new TextEncoder();
+
+/** Where a request is, for findings about it as a whole: `http:/v1/messages`. */
+export const whereOf = (req: ScanRequest): string => `${req.transport}:${req.path.split("?")[0]}`;
+
+/**
+ * A raw body as a payload: parsed as JSON (unless the caller did), every string a segment (only
+ * those under `req.select` when given), redacted in place; a body that is not JSON is one segment.
+ */
+export function bodyPayload(req: ScanRequest): Payload {
+  let rawText: string | null = null;
+  const raw = () => (rawText ??= utf8.decode(req.body));
+  let json: unknown = req.json;
+  const isJson = () => {
+    if (json === undefined) json = parseJsonBody(req.body, raw);
+    return json !== undefined;
+  };
+  return {
+    source: req.transport,
+    size: req.body.length,
+    scope: req.session?.session_id ? `${req.transport}:${req.session.session_id}` : null,
+    where: whereOf(req),
+    segments: () =>
+      isJson() ? extractTexts(json, req.provider, req.select) : { texts: [raw()], path: () => TEXT_PATH },
+    redact: (edits) =>
+      isJson()
+        ? redactJson(raw(), edits, () => {
+            throw new Error("a match is not inside a string of the body");
+          })
+        : redactText(raw(), edits),
+  };
+}
+
+/** A text (a file, or a window of one) as a payload: one segment at `path`, reported, not redacted. */
+export function textPayload(text: string, path: string): Payload {
+  return {
+    source: "file",
+    size: text.length,
+    scope: null,
+    where: `file:${path}`,
+    segments: () => ({ texts: [text], path: () => path }),
+  };
+}
+
+const nothing = (skipped?: string): Inspection => ({
+  action: "pass",
+  findings: [],
+  edits: [],
+  scanned: 0,
+  ...(skipped ? { skipped } : {}),
+});
+
+export function createPipeline(opts: PipelineOptions): Pipeline {
+  const compiler = new RuleCompiler(opts.rules, opts.rulesVersion);
+  const matcher = new SegmentMatcher();
+
+  function scan(p: Payload, cfg: Config): Inspection {
+    if (!cfg.pipeline.stages.outbound_dlp.enabled) return nothing("pipeline stage outbound_dlp is disabled");
+    if (p.source !== "file" && p.size > cfg.proxy.max_body_size)
+      return nothing("body larger than proxy.max_body_size");
+    if (p.size === 0) return nothing();
+    const rules = compiler.for(cfg);
+    const segments = p.segments();
+    const { per, capped } = matcher.match(segments.texts, rules, p.scope, cfg.dedup);
+    const d = decide(segments, per, rules.engine, cfg, opts.hmacKey);
+    const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };
+    if (out.action !== "redact" || !p.redact) return out;
+    if (capped) {
+      // Matches past the engine's per-rule cap were not reported, so they cannot be redacted.
+      out.action = "block";
+      out.skipped = `more than ${MAX_MATCHES_PER_RULE} matches of a rule; blocked instead of redacted`;
+      return out;
+    }
+    try {
+      out.redacted = p.redact(out.edits);
+    } catch (err) {
+      // The payload could not be rebuilt: never forward the unredacted value.
+      out.action = "block";
+      out.skipped = `redaction failed (${(err as Error).message}); blocked instead`;
+    }
+    return out;
+  }
+
+  function inspect(p: Payload): Inspection {
+    try {
+      return scan(p, opts.config());
+    } catch (err) {
+      // Fail open: a fault inside sluice must not break the user's tool. The payload goes out
+      // unscanned and the scan_error says so.
+      return { ...nothing(), findings: [scanErrorFinding(err, p.where)], error: messageOf(err) };
+    }
+  }
+
+  const hook: RequestHook = (req) => {
+    const r = inspect(bodyPayload(req));
+    const verdict: Verdict = { action: r.action, findings: r.findings, scanned_bytes: r.scanned };
+    if (r.redacted !== undefined) verdict.body = encoder.encode(r.redacted);
+    if (r.skipped) verdict.skipped = r.skipped;
+    if (r.error) verdict.error = r.error;
+    return verdict;
+  };
+
+  return { inspect, hook, stats: () => matcher.stats() };
+}
+
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Call a request hook (the pipeline's, or one a test or an embedder put in its place) so that it
+ * never throws and never returns something unusable: a fault gives a pass verdict with a
+ * `scan_error` finding and `error` set.
+ */
+export async function callHook(hook: RequestHook, req: ScanRequest): Promise<Verdict> {
+  try {
+    const verdict = await hook(req);
+    if (!verdict || typeof verdict.action !== "string" || !Array.isArray(verdict.findings))
+      throw new Error("the scanner returned no verdict");
+    if (verdict.action === "redact" && !(verdict.body instanceof Uint8Array))
+      throw new Error("the scanner chose redact without a body");
+    return verdict;
+  } catch (err) {
+    return {
+      action: "pass",
+      findings: [scanErrorFinding(err, whereOf(req))],
+      scanned_bytes: 0,
+      error: messageOf(err),
+    };
+  }
+}
