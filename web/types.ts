@@ -39,6 +39,17 @@ export interface Status {
   build_id: string;
   started_at: string;
   password_required: boolean;
+  audit?: AuditStatus;
+}
+
+/** The JSONL audit trail's counts (`/status` `audit`). */
+export interface AuditStatus {
+  written: number;
+  pending: number;
+  dropped: number;
+  errors: number;
+  last_error: string | null;
+  failing_since: string | null;
 }
 
 export interface Finding {

@@ -23,8 +23,18 @@ function esc(v: string): string {
   return v.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/"/g, '\\"');
 }
 
+/** What the audit trail reports (the store's audit log). */
+export interface AuditCounts {
+  written: number;
+  pending: number;
+  dropped: number;
+  errors: number;
+}
+
 export class Metrics {
   activeRequests = 0;
+  /** The audit trail's counts, when this process keeps one. */
+  audit: () => AuditCounts | null = () => null;
   readonly requestsByAction = new Map<string, number>(REQUEST_ACTIONS.map((a) => [a, 0]));
   bytesScanned = 0;
   readonly findingsByType = new Map<string, number>();
@@ -102,6 +112,29 @@ export class Metrics {
     head("scan_duration_seconds", "summary", "Time spent scanning request bodies.");
     out.push(`sluice_scan_duration_seconds_sum ${this.scanSeconds}`);
     out.push(`sluice_scan_duration_seconds_count ${this.scanCount}`);
+    const audit = this.audit();
+    if (audit) {
+      head("audit_lines_written_total", "counter", "Lines appended to the JSONL audit trail.");
+      out.push(`sluice_audit_lines_written_total ${audit.written}`);
+      head(
+        "audit_lines_pending",
+        "gauge",
+        "Audit lines waiting because the audit file could not be written.",
+      );
+      out.push(`sluice_audit_lines_pending ${audit.pending}`);
+      head(
+        "audit_lines_dropped_total",
+        "counter",
+        "Audit lines lost (the audit disk failed for too long, or at shutdown).",
+      );
+      out.push(`sluice_audit_lines_dropped_total ${audit.dropped}`);
+      head(
+        "audit_write_errors_total",
+        "counter",
+        "Failed appends to the audit trail (full disk, I/O error).",
+      );
+      out.push(`sluice_audit_write_errors_total ${audit.errors}`);
+    }
     return `${out.join("\n")}\n`;
   }
 }

@@ -131,6 +131,7 @@ export class SluiceRuntime implements Runtime {
       auditDir: opts.logDir ? resolve(opts.logDir) : (this.#config.logging.dir ?? undefined),
       config: () => this.#config,
     });
+    this.metrics.audit = () => this.store.auditStats();
     this.#tls = upstreamTls(this.#config);
     this.#pool = new HostPool(
       this.#config.proxy.max_connections,
@@ -527,7 +528,18 @@ export class SluiceRuntime implements Runtime {
       `  requests: ${m.totalRequests}${actions ? ` (${actions})` : ""}`,
       `  providers: ${providers || "none"}`,
       `  findings: ${m.totalFindings}${findings ? ` (${findings})` : ""}`,
+      ...this.#auditSummary(),
     ].join("\n");
+  }
+
+  /** A summary line when the audit trail lost lines (the log says when and why). */
+  #auditSummary(): string[] {
+    const a = this.store.auditStats();
+    if (a.errors === 0) return [];
+    const last = a.last_error ? ` (last: ${a.last_error})` : "";
+    return a.dropped > 0
+      ? [`  audit trail: ${a.dropped} line(s) lost, ${a.errors} failed write(s)${last}`]
+      : [`  audit trail: ${a.errors} failed write(s), every line written in the end${last}`];
   }
 }
 

@@ -21,7 +21,7 @@ import type { RuleDef } from "../core/types.ts";
 import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { AllowlistsRepo } from "./allowlists.ts";
 import { AuditRepo } from "./audit.ts";
-import { AuditLog } from "./audit-log.ts";
+import { AuditLog, type AuditStats } from "./audit-log.ts";
 import { ClientTrafficRepo } from "./client-traffic.ts";
 import { FindingsRepo } from "./findings.ts";
 import { listen } from "./listen.ts";
@@ -34,6 +34,7 @@ import { isBusy, type Prunable } from "./sql.ts";
 import { type QueueStats, Writer } from "./writer.ts";
 import { WsRepo } from "./ws.ts";
 
+export type { AuditStats } from "./audit-log.ts";
 export type { QueueStats } from "./writer.ts";
 
 export interface StoreOptions {
@@ -91,6 +92,8 @@ export interface Store extends Repositories {
   /** Give the store the configuration in force (retention, audit rotation). */
   setConfigSource(fn: () => Config): void;
   queueStats(): QueueStats;
+  /** What the JSONL audit trail wrote and lost. */
+  auditStats(): AuditStats;
   /** Delete rows older than `store.retention_days` (runs at open and hourly). Returns rows deleted. */
   prune(now?: number): number;
   /** Write pending rule hit counts now (also every 60 s). */
@@ -148,27 +151,18 @@ export function openStore(opts: StoreOptions): Store {
   const repos = repositories(db);
   const { rules, settings } = repos;
 
-  const auditLog = new AuditLog(auditDir, () => ({
-    maxFileBytes: config().logging.max_file_bytes,
-    maxFiles: config().logging.max_files,
-  }));
-  const auditLines: string[] = [];
+  const audit = new AuditLog(auditDir, {
+    limits: () => ({ maxFileBytes: config().logging.max_file_bytes, maxFiles: config().logging.max_files }),
+    log,
+    maxPending: maxQueue,
+  });
   const writer: Writer = new Writer(db, log, {
     maxQueue,
     intervalMs: opts.flushIntervalMs ?? 50,
-    beforeBatch: () => {
-      if (auditLines.length === 0) return;
-      try {
-        auditLog.append(auditLines);
-        auditLines.length = 0;
-      } catch (e) {
-        writer.failed(`audit log: ${(e as Error).message}`);
-        if (auditLines.length > maxQueue) auditLines.splice(0, auditLines.length - maxQueue);
-      }
-    },
+    beforeBatch: () => void audit.flush(),
   });
   const hits = new Map<string, number>();
-  const unsub = listen(bus, { repos, writer, auditLines, hits, pid: process.pid });
+  const unsub = listen(bus, { repos, writer, audit, hits, pid: process.pid });
 
   const flushHits = () => {
     if (hits.size === 0) return;
@@ -223,6 +217,7 @@ export function openStore(opts: StoreOptions): Store {
     },
     setConfigSource: (fn) => void (config = fn),
     queueStats: () => ({ ...writer.stats, queued: writer.queued }),
+    auditStats: () => ({ ...audit.stats }),
     prune,
     flushHits,
     async flush() {
@@ -233,6 +228,7 @@ export function openStore(opts: StoreOptions): Store {
       if (closed) return;
       for (const u of unsub) u();
       await store.flush();
+      audit.close();
       closed = true;
       writer.close();
       for (const t of timers) clearInterval(t);

@@ -3,7 +3,7 @@
  * notes what it needs (the time, the masked path, a rule hit) and queues the write (writer.ts).
  */
 import type { Bus, FindingEvent, RequestEvent } from "../core/bus.ts";
-import { auditLine, maskPath } from "./audit-log.ts";
+import { type AuditLog, auditLine, maskPath } from "./audit-log.ts";
 import type { Repositories } from "./index.ts";
 import type { SessionTouch } from "./sessions.ts";
 import type { Writer } from "./writer.ts";
@@ -11,8 +11,8 @@ import type { Writer } from "./writer.ts";
 export interface Sinks {
   repos: Repositories;
   writer: Writer;
-  /** The JSONL audit file's pending lines (appended before each batch). */
-  auditLines: string[];
+  /** The JSONL audit file (its pending lines are appended before each batch). */
+  audit: Pick<AuditLog, "add">;
   /** Rule hit counts, summed until they are written. */
   hits: Map<string, number>;
   /** This process: rows other processes wrote are told apart by it. */
@@ -21,7 +21,7 @@ export interface Sinks {
 
 /** Subscribe the store to the bus; returns the unsubscribers. */
 export function listen(bus: Bus, sinks: Sinks): (() => void)[] {
-  const { repos, writer, auditLines, hits, pid } = sinks;
+  const { repos, writer, audit, hits, pid } = sinks;
   return [
     bus.on("finding", (ev) => {
       if (ev.finding.rule) hits.set(ev.finding.rule, (hits.get(ev.finding.rule) ?? 0) + 1);
@@ -37,7 +37,7 @@ export function listen(bus: Bus, sinks: Sinks): (() => void)[] {
       // Masked once for both the audit file and the audit table.
       const path = maskPath(String(ev.path ?? ""));
       try {
-        auditLines.push(auditLine(ev, path));
+        audit.add(auditLine(ev, path));
       } catch {
         writer.failed("audit log: a request could not be written as a line");
       }

@@ -8,7 +8,7 @@ import { breakdown, severityStack, trendChart } from "../charts.ts";
 import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview } from "../dom.ts";
 import { type LiveEvent, onLive } from "../live.ts";
 import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
-import type { Pipeline, Session, Stats } from "../types.ts";
+import type { AuditStatus, Pipeline, Session, Stats, Status } from "../types.ts";
 
 const FEED_MAX = 60;
 
@@ -16,10 +16,11 @@ export async function overviewPage(ctx: PageCtx) {
   let days = Number(ctx.params.get("days")) || 30;
   if (![7, 30, 90].includes(days)) days = 30;
 
-  const [stats, dash, pipeline] = await Promise.all([
+  const [stats, dash, pipeline, status] = await Promise.all([
     get<Stats>("/stats", { days }),
     get<{ sessions: Session[]; total: number }>("/sessions/dashboard", { limit: 10 }),
     get<Pipeline>("/pipeline"),
+    get<Status>("/status"),
   ]);
   if (ctx.left()) return;
 
@@ -123,6 +124,7 @@ export async function overviewPage(ctx: PageCtx) {
   mount(
     ctx.root,
     h("div", { class: "page-head" }, h("h1", null, "Overview"), h("span", { class: "muted" }, statusLine())),
+    auditAlert(status.audit),
     noData
       ? h(
           "section",
@@ -262,6 +264,26 @@ export async function overviewPage(ctx: PageCtx) {
           h("a", { href: "#/pipeline" }, "Settings"),
         ),
       ),
+    ),
+  );
+}
+
+/** A full or failing audit disk is said on the Overview, with what was lost (null while all is well). */
+function auditAlert(audit: AuditStatus | undefined): HTMLElement | null {
+  if (!audit || (audit.failing_since === null && audit.dropped === 0)) return null;
+  const failing = audit.failing_since !== null;
+  return h(
+    "section",
+    { class: "panel audit-alert", role: "alert", id: "audit-alert" },
+    h("h2", null, failing ? "The audit trail cannot be written" : "The audit trail lost lines"),
+    h(
+      "p",
+      null,
+      failing
+        ? `Since ${new Date(audit.failing_since!).toLocaleString()}: ${audit.last_error ?? "write error"}. `
+        : `Last error: ${audit.last_error ?? "write error"}. `,
+      `${num(audit.pending)} line(s) waiting, ${num(audit.dropped)} lost, ${num(audit.errors)} failed write(s). `,
+      "Free space on the audit disk (logging.dir); the application log has the details.",
     ),
   );
 }

@@ -32,6 +32,7 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
       password_required: guard.passwordRequired(),
       live_clients: hub.size,
       store: store.queueStats(),
+      audit: store.auditStats(),
     };
   });
 
