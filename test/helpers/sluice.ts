@@ -119,7 +119,7 @@ export interface SpawnedSluice {
   /** Everything printed so far (stdout and stderr interleaved). */
   readonly output: string;
   /** Resolves when the output matches. */
-  waitForOutput(re: RegExp): Promise<RegExpMatchArray>;
+  waitForOutput(re: RegExp, from?: number): Promise<RegExpMatchArray>;
   kill(signal?: NodeJS.Signals | number): void;
   exited: Promise<number>;
   [Symbol.asyncDispose](): Promise<void>;
@@ -164,6 +164,42 @@ export async function spawnSluice(
     stdout: "pipe",
     stderr: "pipe",
   });
+  const followed = followOutput(proc);
+  const { exited, waitForOutput } = followed;
+  const m = await waitForOutput(/sluice: proxy listening on (http:\/\/[\d.]+:\d+)/);
+  const d = followed.output.match(/sluice: dashboard on (http:\/\/[\d.]+:\d+)/);
+  return {
+    proc,
+    proxyUrl: m[1]!,
+    dashboardUrl: d?.[1] ?? null,
+    configDir: home,
+    get output() {
+      return followed.output;
+    },
+    waitForOutput,
+    kill: (signal = "SIGTERM") => proc.kill(signal),
+    exited,
+    async [Symbol.asyncDispose]() {
+      if (proc.exitCode === null && !proc.killed) proc.kill("SIGKILL");
+      await exited;
+    },
+  };
+}
+
+export interface FollowedOutput {
+  /** Everything printed so far (stdout and stderr interleaved). */
+  readonly output: string;
+  /**
+   * Resolves when the output printed after character `from` (default 0) matches; rejects if the
+   * process exits first.
+   */
+  waitForOutput(re: RegExp, from?: number): Promise<RegExpMatchArray>;
+  /** The exit code, once both streams are read. */
+  exited: Promise<number>;
+}
+
+/** Collect a subprocess's stdout and stderr as they come, and wait on what it prints. */
+export function followOutput(proc: Subprocess<"ignore", "pipe", "pipe">): FollowedOutput {
   let output = "";
   const listeners = new Set<() => void>();
   const pump = async (stream: ReadableStream<Uint8Array>) => {
@@ -181,39 +217,28 @@ export async function spawnSluice(
   });
   let exitedFlag = false;
   exited.then(() => (exitedFlag = true));
-  const waitForOutput = (re: RegExp) =>
+  const waitForOutput = (re: RegExp, from = 0) =>
     new Promise<RegExpMatchArray>((resolveMatch, reject) => {
       const check = () => {
-        const m = output.match(re);
+        const m = output.slice(from).match(re);
         if (m) {
           listeners.delete(check);
           resolveMatch(m);
         } else if (exitedFlag) {
           listeners.delete(check);
-          reject(new Error(`sluice exited before printing ${re}; output:\n${output}`));
+          reject(new Error(`process exited before printing ${re}; output:\n${output}`));
         }
       };
       listeners.add(check);
       exited.then(check);
       check();
     });
-  const m = await waitForOutput(/sluice: proxy listening on (http:\/\/[\d.]+:\d+)/);
-  const d = output.match(/sluice: dashboard on (http:\/\/[\d.]+:\d+)/);
   return {
-    proc,
-    proxyUrl: m[1]!,
-    dashboardUrl: d?.[1] ?? null,
-    configDir: home,
     get output() {
       return output;
     },
     waitForOutput,
-    kill: (signal = "SIGTERM") => proc.kill(signal),
     exited,
-    async [Symbol.asyncDispose]() {
-      if (proc.exitCode === null && !proc.killed) proc.kill("SIGKILL");
-      await exited;
-    },
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The compiled binary (built into a temp dir by build.ts's own functions, or SLUICE_TEST_BINARY), run
+ * The compiled binary (the shared test build of test/helpers/binaries.ts, or SLUICE_TEST_BINARY), run
  * from another directory: version and build identity, `.env`/`bunfig.toml` not auto-loaded, and a
  * request proxied end to end.
  */
@@ -7,23 +7,16 @@ import { beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compile, hostTriple, identity, sha256File } from "../../build.ts";
+import { sha256File } from "../../src/core/build-info.ts";
+import { hostBinaries } from "../helpers/binaries.ts";
 import { runSluice, spawnSluice } from "../helpers/sluice.ts";
 import { json, startUpstream } from "../helpers/upstream.ts";
 
 let binary: string;
-let id: ReturnType<typeof identity>;
 const elsewhere = mkdtempSync(join(tmpdir(), "sluice-cwd-"));
 
 beforeAll(async () => {
-  id = identity({
-    SLUICE_VERSION: "9.8.7-test",
-    SLUICE_GIT_COMMIT: "abc123",
-    SLUICE_BUILT_AT: "2026-01-02T03:04:05Z",
-  });
-  binary =
-    process.env.SLUICE_TEST_BINARY ??
-    (await compile(hostTriple(), mkdtempSync(join(tmpdir(), "sluice-bin-")), id));
+  binary = process.env.SLUICE_TEST_BINARY ?? (await hostBinaries()).sluice;
   // A hostile working directory: a .env and a bunfig.toml that must not be loaded.
   writeFileSync(join(elsewhere, ".env"), "SLUICE_DASHBOARD_PASSWORD=from-dotenv\n");
   writeFileSync(join(elsewhere, "bunfig.toml"), 'preload = ["./does-not-exist.ts"]\n');

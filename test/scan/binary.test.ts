@@ -1,20 +1,19 @@
 /**
- * `sluice scan` in the compiled binary (built by build.ts's own `compile`, or SLUICE_TEST_BINARY):
+ * `sluice scan` in the compiled binary (the shared test build of test/helpers/binaries.ts, or
+ * SLUICE_TEST_BINARY):
  * built-in rules are embedded and the scan workers start from the binary's embedded worker entry.
  */
 import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { compile, hostTriple, identity } from "../../build.ts";
+import { hostBinaries } from "../helpers/binaries.ts";
 
 setDefaultTimeout(60_000);
 
 let binary: string;
 beforeAll(async () => {
-  binary =
-    process.env.SLUICE_TEST_BINARY ??
-    (await compile(hostTriple(), mkdtempSync(join(tmpdir(), "sluice-scan-bin-")), identity({})));
+  binary = process.env.SLUICE_TEST_BINARY ?? (await hostBinaries()).sluice;
 }, 180_000);
 
 test("the binary scans a tree with worker threads and the built-in rules", async () => {

@@ -1,47 +1,22 @@
 /**
  * The compiled binary serves the same UI: `/` and its hashed assets come from the embedded bundle,
- * with sluice started from a directory that holds no web/ files. Uses `dist/sluice-<triple>` when
- * `bun run build` produced one for this machine after the last source change, else compiles one with
- * build.ts's `compile()` into a temp directory.
+ * with sluice started from a directory that holds no web/ files. The binary is the shared test build
+ * of test/helpers/binaries.ts (same options as a release build).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { compile, hostTriple, identity } from "../../build.ts";
+import { hostBinaries } from "../helpers/binaries.ts";
 import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
 import { launchBrowser, watchPage } from "./browser.ts";
 
-const REPO = resolve(import.meta.dir, "../..");
-let tmp: string | null = null;
-
-/** Newest modification time of any file under these repo folders. */
-function newestSource(dirs: string[]): number {
-  let newest = 0;
-  for (const d of dirs)
-    for (const f of readdirSync(join(REPO, d), { recursive: true, withFileTypes: true }))
-      if (f.isFile()) newest = Math.max(newest, statSync(join(f.parentPath, f.name)).mtimeMs);
-  return newest;
-}
-let binary: string;
 let sluice: SpawnedSluice;
 
 beforeAll(async () => {
-  const triple = hostTriple();
-  const dist = join(REPO, "dist", `sluice-${triple}`);
-  const fresh = existsSync(dist) && statSync(dist).mtimeMs > newestSource(["src", "web", "rules"]);
-  if (fresh && process.env.SLUICE_WEB_TEST_COMPILE !== "1") binary = dist;
-  else {
-    // Same options as a release build (build.ts), into a temp directory.
-    tmp = mkdtempSync(join(tmpdir(), "sluice-web-bin-"));
-    binary = await compile(triple, tmp, identity());
-  }
-  sluice = await spawnSluice([], { binary, cwd: tmpdir() });
+  sluice = await spawnSluice([], { binary: (await hostBinaries()).sluice, cwd: tmpdir() });
 }, 120_000);
 
 afterAll(async () => {
   await sluice?.[Symbol.asyncDispose]();
-  if (tmp) rmSync(tmp, { recursive: true, force: true });
 });
 
 test("the compiled binary serves the dashboard page and its hashed assets", async () => {
