@@ -6,7 +6,7 @@
  * demand, so `version` and `status` start without the supervisor.
  */
 import { defineCommand, runMain } from "citty";
-import { portFlag } from "../cli/_flags.ts";
+import { type Fail, portFlag } from "../cli/_flags.ts";
 import { GIT_COMMIT, STANDALONE, VERSION } from "../core/build-info.ts";
 import { DEFAULT_TIMINGS, type SupervisorTimings } from "./supervisor.ts";
 
@@ -59,7 +59,7 @@ const run = defineCommand({
     ) as Record<keyof typeof TIMING_FLAGS, { type: "string"; description: string }>),
   },
   async run({ args, rawArgs }) {
-    const fail = failer("run");
+    const fail: Fail = failer("run");
     const dd = rawArgs.indexOf("--");
     const stray = (args._ ?? []).length - (dd === -1 ? 0 : rawArgs.length - dd - 1);
     if (stray > 0)
@@ -84,6 +84,124 @@ const run = defineCommand({
   },
 });
 
+const portArg = {
+  type: "string",
+  description: `Agent port (default ${DEFAULT_PORT})`,
+} as const;
+
+const installCmd = defineCommand({
+  meta: {
+    name: "install",
+    description: "Run the agent as your own service (systemd user unit / launchd LaunchAgent); no root",
+  },
+  args: {
+    port: portArg,
+    print: { type: "boolean", default: false, description: "Print the service file and change nothing" },
+    platform: {
+      type: "string",
+      description: "With --print: the file for linux or darwin (default: this machine)",
+    },
+    wait: {
+      type: "string",
+      description: "How long to wait for the agent to answer after starting it (default 20s; 0 = no wait)",
+    },
+  },
+  async run({ args }) {
+    const fail: Fail = failer("install");
+    const svc = await import("./service.ts");
+    const port = portFlag(fail, "port", args.port) ?? DEFAULT_PORT;
+    if (port === 0) fail("--port 0 cannot be installed: a service needs a known port");
+    const platform = args.platform ?? svc.hostPlatform();
+    if (platform !== "linux" && platform !== "darwin")
+      fail(`no service file for ${JSON.stringify(platform ?? process.platform)}: linux or darwin`);
+    if (args.print) {
+      process.stdout.write(svc.serviceFile(platform, port).text);
+      return;
+    }
+    if (platform !== svc.hostPlatform())
+      fail(`--platform ${platform} only goes with --print on this machine`);
+    const waitMs = args.wait === "0" ? 0 : duration(fail, "wait", args.wait, 20_000);
+    await svc.install({ port, waitMs, say: (l) => console.log(l) }).catch((e) => fail((e as Error).message));
+  },
+});
+
+const uninstallCmd = defineCommand({
+  meta: { name: "uninstall", description: "Stop the service and remove what install and the agent wrote" },
+  async run() {
+    const svc = await import("./service.ts");
+    await svc
+      .uninstall({ say: (l) => console.log(l) })
+      .catch((e) => failer("uninstall")((e as Error).message));
+  },
+});
+
+const statusCmd = defineCommand({
+  meta: {
+    name: "status",
+    description: "Service state and the agent's /health; exit 0 running, 1 sluice down, 3 agent not running",
+  },
+  args: { port: portArg, json: { type: "boolean", default: false, description: "Print JSON" } },
+  async run({ args }) {
+    const port = portFlag(failer("status"), "port", args.port) ?? DEFAULT_PORT;
+    const s = await (await import("./service.ts")).status(port);
+    const code = !s.health ? 3 : s.health.status === 200 ? 0 : 1;
+    if (args.json) console.log(JSON.stringify({ ...s, health: s.health?.body ?? null }, null, 2));
+    else {
+      const manager = s.platform === "linux" ? "systemctl --user" : "launchctl";
+      console.log(
+        `service: ${s.installed ? `installed (${s.file}), ${s.active ? "active" : "not active"} (${manager})` : "not installed"}`,
+      );
+      const h = s.health?.body as
+        | { agent: { pid: number; version: string; uptime_s: number }; proxy: Record<string, unknown> }
+        | undefined;
+      if (!h) console.log(`agent:   not answering on http://127.0.0.1:${port}`);
+      else {
+        const p = h.proxy as {
+          state: string;
+          url: string | null;
+          pid: number | null;
+          build_id: string | null;
+        };
+        const r = h.proxy as { restarts: number; recent_restarts: { at: string; reason: string }[] };
+        console.log(
+          `agent:   running on http://127.0.0.1:${port}, pid ${h.agent.pid}, ${h.agent.version}, up ${h.agent.uptime_s} s`,
+        );
+        console.log(
+          `sluice:  ${p.state}${p.url ? ` on ${p.url}` : ""}${p.pid ? `, pid ${p.pid}` : ""}, ${p.build_id}`,
+        );
+        const last = r.recent_restarts.at(-1);
+        console.log(`restarts: ${r.restarts}${last ? ` (last ${last.at}: ${last.reason})` : ""}`);
+      }
+    }
+    process.exit(code);
+  },
+});
+
+const logsCmd = defineCommand({
+  meta: {
+    name: "logs",
+    description: "Print the agent's log (starts, restarts and their reasons, sluice's output)",
+  },
+  args: {
+    lines: { type: "string", alias: "n", description: "How many of the last lines (default 50)" },
+    follow: { type: "boolean", alias: "f", default: false, description: "Keep printing new lines" },
+  },
+  async run({ args }) {
+    const fail: Fail = failer("logs");
+    const n = args.lines === undefined ? 50 : Number(args.lines);
+    if (!Number.isInteger(n) || n < 0)
+      fail(`--lines = ${JSON.stringify(args.lines)} is invalid: a whole number`);
+    const { agentPaths } = await import("./paths.ts");
+    const { existsSync, statSync } = await import("node:fs");
+    const { lastLines, follow } = await import("./logs.ts");
+    const file = agentPaths().logFile;
+    if (!existsSync(file) && !args.follow) fail(`no log yet at ${file}: the agent has not run as this user`);
+    if (existsSync(file)) for (const l of lastLines(file, n)) console.log(l);
+    if (args.follow)
+      await follow(file, existsSync(file) ? statSync(file).size : 0, (s) => process.stdout.write(s));
+  },
+});
+
 const main = defineCommand({
   meta: {
     name: "sluice-agent",
@@ -92,6 +210,10 @@ const main = defineCommand({
   },
   subCommands: {
     run,
+    install: installCmd,
+    uninstall: uninstallCmd,
+    status: statusCmd,
+    logs: logsCmd,
     version: defineCommand({
       meta: { name: "version", description: "Print version and build identity (JSON)" },
       async run() {
