@@ -58,7 +58,7 @@ function checkValue(el: Element, path: string, problems: string[]): void {
   }
   const kids = children(el);
   if (tag === "array") {
-    kids.forEach((k, i) => checkValue(k, `${path}[${i}]`, problems));
+    for (const [i, k] of kids.entries()) checkValue(k, `${path}[${i}]`, problems);
     return;
   }
   // dict: (key, value)*
