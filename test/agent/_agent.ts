@@ -116,11 +116,16 @@ export async function startAgent(
     health,
     exited: followed.exited,
     async [Symbol.asyncDispose]() {
-      if (proc.exitCode === null) proc.kill("SIGKILL");
-      await followed.exited;
-      // A test that killed the agent outright must not leave its sluice running.
+      // As a service manager stops it: SIGTERM (the agent stops its sluice), SIGKILL if it hangs.
       const child = childPid(home);
-      if (child && alive(child)) process.kill(child, "SIGKILL");
+      if (proc.exitCode === null) {
+        proc.kill("SIGTERM");
+        const timer = setTimeout(() => proc.kill("SIGKILL"), 15_000);
+        await followed.exited;
+        clearTimeout(timer);
+      }
+      // A test that killed the agent outright must not leave its sluice running.
+      for (const pid of [child, childPid(home)]) if (pid && alive(pid)) process.kill(pid, "SIGKILL");
     },
   };
 }
