@@ -5,22 +5,12 @@
  * build_id), a missing line and an unsorted file.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import {
-  closeSync,
-  copyFileSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  readSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from "node:fs";
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { hostTriple, readChecksums, smokeCheck } from "../../build.ts";
 import { sha256File } from "../../src/core/build-info.ts";
-import { type HostBinaries, hostBinaries } from "../helpers/binaries.ts";
+import { type HostBinaries, hostBinaries, tamper } from "../helpers/binaries.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
 let bins: HostBinaries;
@@ -40,29 +30,6 @@ function copyBuild(change: (sums: string) => string = (s) => s): string {
   for (const f of [bins.sluice, bins.agent]) copyFileSync(f, join(dir, basename(f)));
   writeFileSync(join(dir, "checksums.txt"), change(readFileSync(join(bins.dir, "checksums.txt"), "utf8")));
   return dir;
-}
-
-/**
- * Change one character of text embedded in the binary: it still runs, with different bytes. Read in
- * pieces and written in place, so that no 100 MB buffer is left to the collector of this process.
- */
-function tamper(file: string) {
-  const needle = Buffer.from("Print version and build identity");
-  const fd = openSync(file, "r+");
-  try {
-    const buf = Buffer.alloc(1 << 20);
-    for (let pos = 0; ; pos += buf.length - needle.length) {
-      const n = readSync(fd, buf, 0, buf.length, pos);
-      const at = buf.subarray(0, n).indexOf(needle);
-      if (at >= 0) {
-        writeSync(fd, "p", pos + at);
-        return;
-      }
-      if (n < buf.length) throw new Error(`no "${needle}" in ${file}`);
-    }
-  } finally {
-    closeSync(fd);
-  }
 }
 
 function verify(dir: string) {
