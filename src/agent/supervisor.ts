@@ -260,6 +260,7 @@ export class Supervisor {
       failures_in_a_row: this.#failures,
     });
     this.#state = "backoff";
+    this.#url = null;
     this.#nextStartAt = now + delay;
     this.#backoffTimer = setTimeout(() => this.#spawn(), delay);
   }
