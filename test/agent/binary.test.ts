@@ -5,12 +5,15 @@
  * on, SIGTERM stopping both with no orphan, and a sluice left behind by a killed agent stopped by the
  * next one.
  */
-import { beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { networkInterfaces } from "node:os";
 import { alive } from "../../src/agent/leftover.ts";
 import { sha256File } from "../../src/core/build-info.ts";
 import { type HostBinaries, hostBinaries, TEST_IDENTITY } from "../helpers/binaries.ts";
 import { childPid, type RunningAgent, startAgent } from "./_agent.ts";
+
+// Compiled binaries started and hashed on a busy two-core machine take seconds, not milliseconds.
+setDefaultTimeout(60_000);
 
 let bins: HostBinaries;
 beforeAll(async () => {

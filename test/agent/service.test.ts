@@ -5,7 +5,7 @@
  * stand-in `systemctl` on PATH (this machine has no user service manager) that records its calls,
  * with a real agent answering on the port the service would use.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   chmodSync,
   existsSync,
@@ -23,6 +23,9 @@ import { type HostBinaries, hostBinaries } from "../helpers/binaries.ts";
 import { writeTestConfig } from "../helpers/sluice.ts";
 import { type RunningAgent, startAgent } from "./_agent.ts";
 import { checkPlist } from "./_plist.ts";
+
+// Compiled binaries started and hashed on a busy two-core machine take seconds, not milliseconds.
+setDefaultTimeout(60_000);
 
 let bins: HostBinaries;
 const temps: string[] = [];

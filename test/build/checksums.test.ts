@@ -4,13 +4,16 @@
  * check and --verify refuse a tampered binary (one that still runs and reports its own, different
  * build_id), a missing line and an unsorted file.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { hostTriple, readChecksums, smokeCheck } from "../../build.ts";
 import { sha256File } from "../../src/core/build-info.ts";
 import { type HostBinaries, hostBinaries, tamper } from "../helpers/binaries.ts";
+
+// Compiled binaries started and hashed on a busy two-core machine take seconds, not milliseconds.
+setDefaultTimeout(60_000);
 
 const REPO = resolve(import.meta.dir, "../..");
 let bins: HostBinaries;

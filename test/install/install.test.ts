@@ -5,7 +5,7 @@
  * unreachable base URL, a wrong --version and unsupported systems (uname stand-ins on PATH) each
  * refused with a clear message and nothing installed. The README's curl line is run as written.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import {
   chmodSync,
   copyFileSync,
@@ -22,6 +22,9 @@ import { basename, join, resolve } from "node:path";
 import { sha256File } from "../../src/core/build-info.ts";
 import { type HostBinaries, hostBinaries, tamper } from "../helpers/binaries.ts";
 import { deadEndpoint } from "../helpers/sluice.ts";
+
+// Compiled binaries started and hashed on a busy two-core machine take seconds, not milliseconds.
+setDefaultTimeout(60_000);
 
 const REPO = resolve(import.meta.dir, "../..");
 const INSTALL_SH = join(REPO, "install.sh");
