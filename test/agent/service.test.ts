@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parsePlist } from "plist";
 import { type HostBinaries, hostBinaries } from "../helpers/binaries.ts";
-import { writeTestConfig } from "../helpers/sluice.ts";
+import { runSluice, writeTestConfig } from "../helpers/sluice.ts";
 import { type RunningAgent, startAgent } from "./_agent.ts";
 import { checkPlist } from "./_plist.ts";
 
@@ -41,19 +41,9 @@ afterAll(() => {
   for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
-async function agentCmd(agent: string, args: string[], env: Record<string, string | undefined> = {}) {
-  const proc = Bun.spawn([agent, ...args], {
-    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", ...env } as Record<string, string>,
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
+/** Run a `sluice-agent` command to completion (runSluice runs any binary the same way). */
+function agentCmd(agent: string, args: string[], env: Record<string, string> = {}) {
+  return runSluice(args, { binary: agent, env, cwd: tmpdir() });
 }
 
 /**
@@ -94,11 +84,13 @@ test("install --print: a systemd user unit that systemd-analyze verifies without
   const runtime = temp("sluice-xdg-runtime-");
   chmodSync(runtime, 0o700);
   writeFileSync(join(dir, "sluice-agent.service"), unit);
-  const v = Bun.spawnSync(["systemd-analyze", "--user", "verify", join(dir, "sluice-agent.service")], {
-    env: { ...process.env, XDG_RUNTIME_DIR: runtime, HOME: home },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const verify = () =>
+    Bun.spawnSync(["systemd-analyze", "--user", "verify", join(dir, "sluice-agent.service")], {
+      env: { ...process.env, XDG_RUNTIME_DIR: runtime, HOME: home },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+  const v = verify();
   // Unknown keys and bad values are only warnings to verify: any output at all is a failure here.
   expect(`${v.stdout}${v.stderr}`).toBe("");
   expect(v.exitCode).toBe(0);
@@ -110,11 +102,7 @@ test("install --print: a systemd user unit that systemd-analyze verifies without
       .replace("KillMode=", "KilMode=")
       .replace(agent.replace("%i", "%%i").replace("$HOME", "$$HOME"), "/nonexistent/sluice-agent"),
   );
-  const bad = Bun.spawnSync(["systemd-analyze", "--user", "verify", join(dir, "sluice-agent.service")], {
-    env: { ...process.env, XDG_RUNTIME_DIR: runtime, HOME: home },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+  const bad = verify();
   expect(`${bad.stderr}`).toContain("Unknown key 'KilMode'");
   expect(`${bad.stderr}`).toContain("/nonexistent/sluice-agent");
 });
