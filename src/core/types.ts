@@ -58,7 +58,18 @@ export const UNSCANNED_REASONS = [
 ] as const;
 export type UnscannedReason = (typeof UNSCANNED_REASONS)[number];
 
-export const VALIDATORS = ["luhn", "ssn_range", "iban_mod97", "exclude_private_ips"] as const;
+export const VALIDATORS = [
+  "luhn",
+  "ssn_range",
+  "iban_mod97",
+  "exclude_private_ips",
+  "basic_auth",
+  "login_pair",
+  "bip39_checksum",
+  "base58check_wif",
+  "base58check_xprv",
+  "secp256k1_key",
+] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];
 
 /** Who is talking: derived from headers and body by the proxy (SPEC §2 Finding, session columns). */

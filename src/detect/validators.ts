@@ -3,6 +3,7 @@
  * Each takes the matched value as it appears in the text and returns true when it is a real one.
  */
 import type { ValidatorName } from "../core/types.ts";
+import { base58CheckWif, base58CheckXprv, bip39Checksum, secp256k1Key } from "./wallet-keys.ts";
 
 /** Card numbers published by payment processors for testing; never a real customer's card. */
 const TEST_CARDS = new Set([
@@ -239,9 +240,43 @@ export function excludePrivateIps(value: string): boolean {
   return value.includes(":") ? publicIpv6(value) : publicIpv4(value);
 }
 
+/** Credentials of documentation and tutorials, as `user:password` decoded from Basic auth. */
+const PLACEHOLDER_LOGINS =
+  /^(?:[<{$%].*|[^:]*:[<{$%*].*|(?:user(?:name)?|login|foo|admin|test|me|name|id|client_?id):(?:pass(?:word)?|passwd|pwd|secret|bar|test|changeme|token|x+))$/i;
+/^(?:user(?:name)?|login|foo|admin|test|me|name|id|client_?id|[<{$%].*):(?:pass(?:word)?|passwd|pwd|secret|bar|test|changeme|[<{$%*].*|x+)$/i;
+
+/**
+ * basic_auth: base64 of `user:password` (HTTP Basic, Docker `auth`), printable, with a password, and not
+ * a documentation login such as `user:pass` or `username:password`.
+ */
+export function basicAuth(value: string): boolean {
+  let text: string;
+  try {
+    text = atob(value.replace(/=+$/, "").padEnd(Math.ceil(value.replace(/=+$/, "").length / 4) * 4, "="));
+  } catch {
+    return false;
+  }
+  const colon = text.indexOf(":");
+  if (colon < 1 || colon === text.length - 1) return false;
+  if (!/^[\x20-\x7e]+$/.test(text)) return false;
+  return !PLACEHOLDER_LOGINS.test(text);
+}
+
+/** login_pair: `user:password` as written in text (curl -u), not a documentation login. */
+export function loginPair(value: string): boolean {
+  const colon = value.indexOf(":");
+  return colon > 0 && colon < value.length - 1 && !PLACEHOLDER_LOGINS.test(value);
+}
+
 export const VALIDATOR_FNS: Record<ValidatorName, (value: string) => boolean> = {
   luhn,
   ssn_range: ssnRange,
   iban_mod97: ibanMod97,
   exclude_private_ips: excludePrivateIps,
+  basic_auth: basicAuth,
+  login_pair: loginPair,
+  bip39_checksum: bip39Checksum,
+  base58check_wif: base58CheckWif,
+  base58check_xprv: base58CheckXprv,
+  secp256k1_key: secp256k1Key,
 };

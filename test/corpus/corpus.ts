@@ -1,227 +1,57 @@
 /**
- * The labeled corpus: realistic positives for every community rule (in the contexts developers paste
- * them: .env files, shell history, code, logs, JSON) and realistic negatives that a scanner must
- * leave alone (UUIDs, git SHAs, hashes, base64 images, minified JS, lockfiles, test card numbers,
- * placeholder keys from documentation). Credential-shaped values are generated at run time from a
- * seeded generator: none is real and none sits in the source as a literal.
+ * The labeled corpus: every kind of kinds/*.ts (one per community rule) written into each context
+ * developers put it in (contexts.ts: assignment, call argument, YAML, JSON, .env, URL, header, prose,
+ * a config file's line), and realistic negatives that a scanner must leave alone (UUIDs, git SHAs,
+ * hashes, base64 images, minified JS, lockfiles, test card numbers, placeholder keys from
+ * documentation, near misses). Credential-shaped values are generated at run time from a seeded
+ * generator (gen.ts): none is real and none sits in the source as a literal.
  */
-
-let seed = 20261121;
-/** mulberry32: a small seeded generator with good low bits. */
-function rnd(n: number): number {
-  seed = (seed + 0x6d2b79f5) | 0;
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-  return ((t ^ (t >>> 14)) >>> 0) % n;
-}
-const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-const HEX = "0123456789abcdef";
-/** A random token (no character repeated 3 times in a row, so it never looks like a placeholder). */
-export function tok(n: number, alphabet = ALNUM): string {
-  let out = "";
-  while (out.length < n) {
-    const c = alphabet[rnd(alphabet.length)]!;
-    if (out.length >= 2 && out.at(-1) === c && out.at(-2) === c) continue;
-    out += c;
-  }
-  return out;
-}
-const j = (...parts: string[]) => parts.join("");
+import { type Context, type Family, fits, render } from "./contexts.ts";
+import { ALNUM, Gen } from "./gen.ts";
+import { KINDS } from "./kinds/index.ts";
 
 export interface Positive {
   rule: string;
-  family: "secrets" | "pii" | "proprietary";
+  family: Family;
+  category: string;
+  context: Context;
   text: string;
+  /** The labeled value inside `text` (a finding must overlap it). */
+  value: string;
 }
 
-export function positives(): Positive[] {
-  const s = (rule: string, text: string): Positive => ({ rule, family: "secrets", text });
-  const p = (rule: string, text: string): Positive => ({ rule, family: "pii", text });
-  const q = (rule: string, text: string): Positive => ({ rule, family: "proprietary", text });
-  const awsId = j("AKIA", tok(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"));
-  const pem = (kind: string) =>
-    j(
-      "-----BEGIN ",
-      kind,
-      "-----\n",
-      Array.from({ length: 6 }, () => tok(64, `${ALNUM}+/`)).join("\n"),
-      "\n-----END ",
-      kind,
-      "-----",
-    );
-  return [
-    s("aws_access_key_id", j("[default]\naws_access_key_id = ", awsId, "\nregion = eu-west-1")),
-    s(
-      "aws_secret_access_key",
-      j("[default]\naws_access_key_id = ", awsId, "\naws_secret_access_key = ", tok(40, `${ALNUM}+/`)),
-    ),
-    s("github_pat", j("git remote set-url origin https://", "ghp_", tok(36), "@github.com/acme/api.git")),
-    s("github_fine_grained_pat", j("export GH_TOKEN=github_pat_", tok(22), "_", tok(59))),
-    s("github_oauth_token", j('{"access_token":"gho_', tok(36), '","token_type":"bearer"}')),
-    s("github_app_token", j("installation token: ghs_", tok(36))),
-    s("github_refresh_token", j("refresh=ghr_", tok(76))),
-    s(
-      "gitlab_pat",
-      j('curl --header "PRIVATE-TOKEN: glpat-', tok(20), '" https://gitlab.example.com/api/v4/projects'),
-    ),
-    s("gitlab_ci_token", j("gitlab-runner register --token glrt-", tok(24))),
-    s(
-      "slack_token",
-      j(
-        'client = WebClient(token="xoxb-',
-        tok(12, "0123456789"),
-        "-",
-        tok(13, "0123456789"),
-        "-",
-        tok(24),
-        '")',
-      ),
-    ),
-    s(
-      "slack_webhook_url",
-      j(
-        "SLACK_WEBHOOK=https://hooks.slack.com/services/T",
-        tok(8, "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789"),
-        "/B",
-        tok(8, "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789"),
-        "/",
-        tok(24),
-      ),
-    ),
-    s(
-      "slack_app_token",
-      j(
-        "SLACK_APP_TOKEN=xapp-1-A",
-        tok(10, "ABCDEFGHJKLMNPQRSTUVWXYZ0123456789"),
-        "-",
-        tok(13, "0123456789"),
-        "-",
-        tok(64, HEX),
-      ),
-    ),
-    s("stripe_secret_key", j("Stripe.api_key = 'sk_live_", tok(24), "'")),
-    s("stripe_test_key", j("STRIPE_KEY=sk_test_", tok(24))),
-    s("stripe_webhook_secret", j('endpoint_secret = "whsec_', tok(32), '"')),
-    s("openai_project_key", j('client = OpenAI(api_key="sk-proj-', tok(74, `${ALNUM}_-`), '")')),
-    s("openai_legacy_key", j("OPENAI_API_KEY=sk-", tok(48))),
-    s("anthropic_api_key", j("ANTHROPIC_API_KEY=sk-ant-api03-", tok(93, `${ALNUM}_-`), "AA")),
-    s(
-      "google_api_key",
-      j("https://maps.googleapis.com/maps/api/geocode/json?key=AIza", tok(35, `${ALNUM}_-`)),
-    ),
-    s(
-      "google_service_account_key",
-      j(
-        '{\n  "type": "service_account",\n  "project_id": "acme-prod",\n  "private_key_id": "',
-        tok(40, HEX),
-        '",\n  "client_id": "104872934123456789012"\n}',
-      ),
-    ),
-    s(
-      "google_oauth_client_secret",
-      j('{"installed":{"client_id":"1.apps.googleusercontent.com","client_secret":"GOCSPX-', tok(28), '"}}'),
-    ),
-    s(
-      "google_oauth_access_token",
-      j(
-        'curl -H "Authorization: Bearer ya29.',
-        tok(120, `${ALNUM}_-`),
-        '" https://www.googleapis.com/drive/v3/files',
-      ),
-    ),
-    s(
-      "azure_storage_account_key",
-      j(
-        "AZURE_STORAGE_CONNECTION_STRING=DefaultEndpointsProtocol=https;AccountName=acmeprod;AccountKey=",
-        tok(86, `${ALNUM}+/`),
-        "==;EndpointSuffix=core.windows.net",
-      ),
-    ),
-    s(
-      "azure_service_bus_connection_string",
-      j(
-        "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=",
-        tok(43, `${ALNUM}+/`),
-        "=",
-      ),
-    ),
-    s(
-      "azure_sas_token",
-      j(
-        "https://acme.blob.core.windows.net/backups/db.bak?sv=2023-01-03&st=2025-01-01T00%3A00%3A00Z&se=2026-01-01T00%3A00%3A00Z&sr=b&sp=r&sig=",
-        tok(43, `${ALNUM}+/`),
-        "%3D",
-      ),
-    ),
-    s("azure_ad_client_secret", j("AZURE_CLIENT_SECRET=", tok(3), "8Q~", tok(34, `${ALNUM}_.`))),
-    s("private_key", pem("RSA PRIVATE KEY")),
-    s("openssh_private_key", pem("OPENSSH PRIVATE KEY")),
-    s("pgp_private_key", pem("PGP PRIVATE KEY BLOCK")),
-    s(
-      "jwt",
-      j(
-        "Authorization: Bearer eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI",
-        tok(40, `${ALNUM}_-`),
-        ".",
-        tok(86, `${ALNUM}_-`),
-      ),
-    ),
-    s("npm_token", j("//registry.npmjs.org/:_authToken=npm_", tok(36))),
-    s(
-      "pypi_token",
-      j("[pypi]\n  username = __token__\n  password = pypi-AgEIcHlwaS5vcmc", tok(120, `${ALNUM}_-`)),
-    ),
-    s("dockerhub_pat", j("echo dckr_pat_", tok(27), " | docker login -u acme --password-stdin")),
-    s("twilio_api_key", j("TWILIO_API_KEY_SID=SK", tok(32, HEX))),
-    s("twilio_auth_token", j('twilio_auth_token: "', tok(32, HEX), '"')),
-    s("sendgrid_api_key", j("SENDGRID_API_KEY='SG.", tok(22, `${ALNUM}_-`), ".", tok(43, `${ALNUM}_-`), "'")),
-    s("mailgun_api_key", j("mg = Mailgun('key-", tok(32, HEX), "')")),
-    s("shopify_token", j("shopify.Session.setup(api_key, 'shpat_", tok(32, HEX), "')")),
-    s("heroku_api_key", j("heroku auth:token => HRKU-", tok(60, `${ALNUM}_-`))),
-    s(
-      "heroku_legacy_api_key",
-      j(
-        "HEROKU_API_KEY=",
-        tok(8, HEX),
-        "-",
-        tok(4, HEX),
-        "-4",
-        tok(3, HEX),
-        "-8",
-        tok(3, HEX),
-        "-",
-        tok(12, HEX),
-      ),
-    ),
-    s("digitalocean_token", j("doctl auth init -t dop_v1_", tok(64, HEX))),
-    s("datadog_api_key", j("DD_API_KEY=", tok(32, HEX), " DD_SITE=datadoghq.eu")),
-    s("vault_token", j("export VAULT_TOKEN=hvs.", tok(95, `${ALNUM}_-`))),
-    s("vault_legacy_token", j("vault login s.", tok(24))),
-    s("databricks_token", j("databricks configure --token dapi", tok(32, HEX))),
-    s(
-      "huggingface_token",
-      j("huggingface-cli login --token hf_", tok(34, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")),
-    ),
-    s(
-      "database_url_password",
-      j("DATABASE_URL=postgresql://billing:", tok(18), "@billing-db.internal:5432/billing?sslmode=require"),
-    ),
-    s("broker_url_password", j("REDIS_URL=rediss://default:", tok(20), "@cache-17.acme.cloud:6380")),
-    s("generic_secret_assignment", j('const config = { clientSecret: "', tok(40, `${ALNUM}-_`), '" };')),
-    p("email_address", "Please contact maria.gonzalez@northwind-traders.com about the invoice."),
-    p("us_ssn", "Applicant SSN 219-09-9999, DOB 1984-03-02"),
-    p("credit_card", "Charge card 4916 3385 0608 2832 for the renewal"),
-    p("phone_number", "Call me on +49 30 901820 or +1 (646) 555-0187"),
-    p("ip_address_v4", "Failed login from 51.15.88.201 at 03:12 UTC"),
-    p("ip_address_v6", "client 2a01:4f8:c17:3b2::1 connected"),
-    p("iban", "Wire to NL91 ABNA 0417 1643 00, ref 7781"),
-    p("passport_number", "Traveller: J. Smith, passport no. 533380006"),
-    q("confidential_marker", "ACME CORP - CONFIDENTIAL - Q3 pricing strategy draft"),
-    q("env_file", "I ran `cat backend/.env.production` and got this output"),
-    q("credential_file", "scp ~/.ssh/id_ed25519 build@10.0.0.5:/tmp/"),
-    q("key_file", "nginx ssl_certificate_key /etc/ssl/private/acme-prod.pem;"),
-  ];
+/** Where the labeled value sits in its text: [start, end), also when the context escaped it. */
+export function valueSpan(p: Positive): [number, number] {
+  for (const form of [p.value, JSON.stringify(p.value).slice(1, -1), encodeURIComponent(p.value)]) {
+    const i = p.text.indexOf(form);
+    if (i >= 0) return [i, i + form.length];
+  }
+  const lines = p.value.split("\n");
+  const a = p.text.indexOf(lines[0]!);
+  const b = p.text.lastIndexOf(lines.at(-1)!);
+  return a >= 0 && b >= 0 ? [a, b + lines.at(-1)!.length] : [0, p.text.length];
 }
+
+/** Every kind in every context that fits it (seeded: the same corpus on every run). */
+export function positives(seed = 20261121): Positive[] {
+  const g = new Gen(seed);
+  const out: Positive[] = [];
+  for (const k of KINDS) {
+    const base = { rule: k.rule, family: k.family, category: k.category };
+    for (const d of k.documents?.(g) ?? [])
+      out.push({ ...base, context: "file", text: d.text, value: d.value });
+    for (const context of k.contexts) {
+      const value = k.value(g);
+      if (!fits(context, value)) continue;
+      out.push({ ...base, context, text: render(context, k, value, g), value });
+    }
+  }
+  return out;
+}
+
+const rng = new Gen(7);
+const tok = (n: number, alphabet = ALNUM) => rng.tok(n, alphabet);
+const j = (...parts: string[]) => parts.join("");
 
 export interface Negative {
   kind: string;
@@ -343,6 +173,71 @@ export function negatives(): Negative[] {
     {
       kind: "file mentions",
       text: "process.env.PORT, import.meta.env.VITE_URL, ~/.ssh/id_rsa.pub, README.pem.md, .env.example, cert.pem.txt",
+    },
+    {
+      kind: "documentation values",
+      text: [
+        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "DATABASE_URL=postgresql://username:password@localhost:5432/mydb",
+        "REDIS_URL=redis://user:pass@localhost:6379",
+        "git clone https://user:token@github.com/acme/api.git",
+        "Authorization: Basic dXNlcm5hbWU6cGFzc3dvcmQ=",
+        "curl -u username:password https://api.example.com/v1/items",
+      ].join("\n"),
+    },
+    {
+      kind: "placeholders in provider formats",
+      text: [
+        "OPENAI_API_KEY=sk-proj-your-key-here",
+        "ANTHROPIC_API_KEY=<your-anthropic-key>",
+        "GITHUB_TOKEN=ghp_your_token_here",
+        "SLACK_BOT_TOKEN=xoxb-your-bot-token",
+        "STRIPE_SECRET_KEY=sk_live_XXXXXXXXXXXXXXXXXXXXXXXX",
+        "SENDGRID_API_KEY=SG.xxxxxxxxxxxxxxxxxxxxxx.xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+        "DD_API_KEY=$" + "{DD_API_KEY}",
+        "HEROKU_API_KEY=$(heroku auth:token)",
+        "MAPBOX_SECRET_TOKEN={{ secrets.MAPBOX }}",
+        "NPM_TOKEN=%NPM_TOKEN%",
+        "//registry.npmjs.org/:_authToken=$" + "{NPM_TOKEN}",
+        '<add key="ClearTextPassword" value="%FEED_PASSWORD%" />',
+      ].join("\n"),
+    },
+    {
+      kind: "ids and hashes near provider names",
+      text: [
+        `SENTRY_RELEASE=${tok(40, "0123456789abcdef")}`,
+        "DATADOG_SITE=datadoghq.eu  # service acme-api, env production",
+        `const stripeCustomerId = "cus_${tok(14)}";`,
+        `const twilioAccountSid = "AC${tok(32, "0123456789abcdef")}";`,
+        `heroku_app_id: ${tok(8, "0123456789abcdef")}-${tok(4, "0123456789abcdef")}-4${tok(3, "0123456789abcdef")}-8${tok(3, "0123456789abcdef")}-${tok(12, "0123456789abcdef")}`,
+        `mixpanel_token: ${tok(32, "0123456789abcdef")}  # public project token`,
+        `GOOGLE_CLIENT_ID=${tok(12, "0123456789")}-${tok(32, "abcdefghijklmnopqrstuvwxyz0123456789")}.apps.googleusercontent.com`,
+        "pk_live_51HqLyjWDarjtT1zdp7dcXYZabc is a publishable key, safe in the browser",
+      ].join("\n"),
+    },
+    {
+      kind: "wallet look-alikes",
+      text: [
+        "bitcoin address 1BoatSLRHtKNngkdXEeobR76b53LETtpyT and bc1qar0srrr7xfkvy5l643lydnw9re59gtzzwf5mdq",
+        "xpub661MyMwAqRbcFtXgS5sYJABqqG9YLmC4Q1Rdap9gSE8NqtwybGhePY2gZ29ESFjqJoCu1Rupje8YtGqsefD265TMg7usUDFdp6W1EGMcet8",
+        "wallet address 0x71C7656EC7ab88b098defB751B7401B5f6d8976F",
+        `tx 0x${tok(64, "0123456789abcdef")} confirmed in block 19000000`,
+        "seed phrase words: apple banana cherry dog elephant frog grape house igloo jacket kite lemon",
+        "recovery phrase: the quick brown fox jumps over the lazy dog while seven wizards quietly judge",
+      ].join("\n"),
+    },
+    {
+      kind: "kubernetes config map and public data",
+      text: [
+        "apiVersion: v1",
+        "kind: ConfigMap",
+        "metadata:",
+        "  name: app-config",
+        "data:",
+        `  app.properties: ${Buffer.from("log_level=debug\nport=8080").toString("base64")}`,
+        "  region: eu-west-1",
+      ].join("\n"),
     },
     {
       kind: "base64 text",

@@ -17,11 +17,13 @@ import { negatives, positives } from "../corpus/corpus.ts";
 
 const rules = loadBuiltinRules();
 const engine = compileRules(rules);
+const regexes = rules.map((r) => compilePattern(r.pattern, "gd"));
 
 function naive(text: string): string[] {
   const out: string[] = [];
-  for (const r of rules) {
-    const re = compilePattern(r.pattern, "gd");
+  for (const [i, r] of rules.entries()) {
+    const re = regexes[i]!;
+    re.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = re.exec(text)) !== null) {
       if (m[0].length === 0) {

@@ -15,6 +15,9 @@ import {
   validateRuleFile,
   validateRules,
 } from "../../src/detect/builtin.ts";
+import { compileRules } from "../../src/detect/compile.ts";
+import { scanText } from "../../src/detect/engine.ts";
+import { Gen } from "../corpus/gen.ts";
 
 const RULES_DIR = join(import.meta.dir, "../../rules");
 const rules = loadBuiltinRules();
@@ -49,9 +52,8 @@ describe("community rule files", () => {
 });
 
 describe("community rule set", () => {
-  test("at least 43 rules, at least 34 secrets patterns, pii and proprietary present", () => {
-    expect(rules.length).toBeGreaterThanOrEqual(43);
-    expect(rules.filter((r) => r.detector === "secrets").length).toBeGreaterThanOrEqual(34);
+  test("at least 250 secret kinds, pii and proprietary present", () => {
+    expect(rules.filter((r) => r.detector === "secrets").length).toBeGreaterThanOrEqual(250);
     expect(rules.filter((r) => r.detector === "pii").length).toBeGreaterThanOrEqual(7);
     expect(rules.filter((r) => r.detector === "proprietary").length).toBeGreaterThanOrEqual(2);
   });
@@ -138,6 +140,30 @@ describe("community rule set", () => {
       expect(byName.has(n)).toBe(true);
   });
 
+  test("the prefix formats people paste are each found by a rule of their own", () => {
+    const engine = compileRules(rules);
+    const g = new Gen(5);
+    const found = (text: string) => scanText(engine, text, { encoding: null }).map((m) => m.rule.name);
+    const cases: [string, string][] = [
+      [`AGE-SECRET-KEY-1${g.tok(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")}`, "age_secret_key"],
+      [`glsa_${g.alnum(32)}_${g.hex(8)}`, "grafana_service_account_token"],
+      [`NRAK-${g.upperNum(27)}`, "newrelic_user_api_key"],
+      [`PMAK-${g.hex(24)}-${g.hex(34)}`, "postman_api_key"],
+      [`sntryu_${g.hex(64)}`, "sentry_user_token"],
+      [`pul-${g.hex(40)}`, "pulumi_access_token"],
+      [`dop_v1_${g.hex(64)}`, "digitalocean_token"],
+      [`xoxa-2-${g.digits(12)}-${g.digits(12)}-${g.digits(13)}-${g.hex(64)}`, "slack_workspace_token"],
+      [`api_org_${g.letters(34)}`, "huggingface_org_token"],
+      [`pubkey-${g.hex(32)}`, "mailgun_public_key"],
+      [`sk_prod_${g.alnum(32)}`, "stripe_secret_key"],
+      [`glpat-${g.b64url(20)}`, "gitlab_pat"],
+      [`sk-ant-oat01-${g.b64url(93)}AA`, "anthropic_oauth_token"],
+      [`sk-ant-admin01-${g.b64url(93)}AA`, "anthropic_admin_key"],
+    ];
+    for (const [text, rule] of cases)
+      expect({ text, found: found(`got ${text} from the admin`) }).toEqual({ text, found: [rule] });
+  });
+
   test("validators are wired to the rules the issue names", () => {
     const v = Object.fromEntries(rules.filter((r) => r.validator).map((r) => [r.name, r.validator]));
     expect(v).toMatchObject({
@@ -146,6 +172,13 @@ describe("community rule set", () => {
       iban: "iban_mod97",
       ip_address_v4: "exclude_private_ips",
       ip_address_v6: "exclude_private_ips",
+      bip39_seed_phrase: "bip39_checksum",
+      bitcoin_wif_private_key: "base58check_wif",
+      bitcoin_extended_private_key: "base58check_xprv",
+      ethereum_private_key: "secp256k1_key",
+      basic_auth_header: "basic_auth",
+      docker_config_auth: "basic_auth",
+      curl_basic_auth: "login_pair",
     });
   });
 

@@ -1,14 +1,23 @@
-/** The four validators of SPEC §2 Rule, with their edge cases. */
+/** The validators of rules (SPEC §2 Rule `validator`), with their edge cases. */
 import { describe, expect, test } from "bun:test";
 import {
+  basicAuth,
   excludePrivateIps,
   ibanMod97,
+  loginPair,
   luhn,
   parseIpv6,
   publicIpv4,
   publicIpv6,
   ssnRange,
 } from "../../src/detect/validators.ts";
+import {
+  base58CheckWif,
+  base58CheckXprv,
+  bip39Checksum,
+  secp256k1Key,
+} from "../../src/detect/wallet-keys.ts";
+import { Gen } from "../corpus/gen.ts";
 
 describe("luhn", () => {
   test.each([
@@ -106,5 +115,93 @@ describe("exclude_private_ips", () => {
     expect(parseIpv6("2001:db8::1")).toEqual([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1]);
     expect(parseIpv6("::")).toEqual([0, 0, 0, 0, 0, 0, 0, 0]);
     expect(parseIpv6("g::1")).toBeNull();
+  });
+});
+
+describe("basic_auth and login_pair", () => {
+  const b64 = (s: string) => Buffer.from(s).toString("base64");
+  test.each([
+    [b64("deploy:Zx9vQ2mL7pR4"), true],
+    [b64("svc-report:k3#Lm9!pQ").replace(/=+$/, ""), true], // padding left off
+    [b64("user:password"), false], // the documentation login
+    [b64("username:pass"), false],
+    [b64("admin:${ADMIN_PASSWORD}"), false],
+    [b64("no colon here"), false],
+    [b64("user:"), false],
+    [b64("\u0001\u0002:\u0003binary"), false],
+    ["not base64 at all!", false],
+  ])("basic_auth %s → %p", (v, ok) => expect(basicAuth(v)).toBe(ok));
+  test.each([
+    ["deploy:Zx9vQ2mL7pR4", true],
+    ["user:password", false],
+    ["admin:changeme", false],
+    ["api:$API_TOKEN", false],
+    ["nocolon", false],
+  ])("login_pair %s → %p", (v, ok) => expect(loginPair(v)).toBe(ok));
+});
+
+describe("wallet keys", () => {
+  const g = new Gen(99);
+  test("bip39_checksum: generated phrases of every length pass; a changed word or a repeat fails", () => {
+    for (const n of [12, 15, 18, 21, 24] as const) {
+      const phrase = g.mnemonic(n);
+      expect(bip39Checksum(phrase)).toBe(true);
+    }
+    expect(bip39Checksum(`${"abandon ".repeat(11)}about`)).toBe(false); // the published test vector
+    expect(bip39Checksum("the quick brown fox jumps over the lazy dog while seven wizards judge")).toBe(
+      false,
+    );
+    expect(bip39Checksum("apple banana")).toBe(false);
+    let failures = 0;
+    for (let i = 0; i < 200; i++) {
+      const words = g.mnemonic(24).split(" ");
+      words[3] = words[3] === "zoo" ? "abandon" : "zoo";
+      if (!bip39Checksum(words.join(" "))) failures++;
+    }
+    expect(failures).toBeGreaterThan(190); // 8 checksum bits: 1 in 256 passes by chance
+  });
+
+  test("base58check_wif: mainnet and testnet keys, compressed or not; not addresses or broken checksums", () => {
+    const key = g.secpKey();
+    const wif = (version: number, compressed: boolean) =>
+      g.base58check(Uint8Array.from([version, ...key, ...(compressed ? [1] : [])]));
+    expect(base58CheckWif(wif(0x80, false))).toBe(true);
+    expect(base58CheckWif(wif(0x80, true))).toBe(true);
+    expect(base58CheckWif(wif(0xef, true))).toBe(true);
+    expect(base58CheckWif(wif(0x00, true))).toBe(false); // an address version byte
+    const good = wif(0x80, true);
+    const flipped = good.slice(0, -1) + (good.at(-1) === "a" ? "b" : "a");
+    expect(base58CheckWif(flipped)).toBe(false);
+    expect(base58CheckWif(g.base58check(Uint8Array.from([0x00, ...g.bytes(20)])))).toBe(false); // P2PKH address
+    expect(base58CheckWif("0OIl")).toBe(false); // not Base58
+  });
+
+  test("base58check_xprv: private versions only, with the 0x00 key prefix", () => {
+    const body = (version: number[], keyPrefix: number) =>
+      g.base58check(
+        Uint8Array.from([
+          ...version,
+          0,
+          ...g.bytes(4),
+          ...g.bytes(4),
+          ...g.bytes(32),
+          keyPrefix,
+          ...g.secpKey(),
+        ]),
+      );
+    expect(base58CheckXprv(body([0x04, 0x88, 0xad, 0xe4], 0))).toBe(true); // xprv
+    expect(base58CheckXprv(body([0x04, 0x35, 0x83, 0x94], 0))).toBe(true); // tprv
+    expect(base58CheckXprv(body([0x04, 0xb2, 0x43, 0x0c], 0))).toBe(true); // zprv
+    expect(base58CheckXprv(body([0x04, 0x88, 0xb2, 0x1e], 0))).toBe(false); // xpub
+    expect(base58CheckXprv(body([0x04, 0x88, 0xad, 0xe4], 2))).toBe(false); // a public key where the private one goes
+  });
+
+  test("secp256k1_key: in range and not a pattern", () => {
+    expect(secp256k1Key(`0x${g.hex(64)}`)).toBe(true);
+    expect(secp256k1Key(g.hex(64))).toBe(true);
+    expect(secp256k1Key(`0x${"0".repeat(63)}1`)).toBe(false);
+    expect(secp256k1Key("f".repeat(64))).toBe(false); // above the group order
+    expect(secp256k1Key("0123456789abcdef".repeat(4))).toBe(false);
+    expect(secp256k1Key(g.hex(63))).toBe(false);
   });
 });

@@ -1,0 +1,61 @@
+/** The corpus kinds of category crypto: one entry per rule, its value made from the provider's documented format. */
+import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
+import type { Gen } from "../gen.ts";
+
+export const CRYPTO: Kind[] = [
+  kind(
+    "bip39_seed_phrase",
+    "wallet seed",
+    "MNEMONIC",
+    "",
+    (g) => `${g.mnemonic(g.pick([12, 12, 24, 18, 15]))}`,
+    ["assignment", "call", "yaml", "json", "env"],
+  ),
+  kind(
+    "bitcoin_wif_private_key",
+    "Bitcoin",
+    "BTC_PRIVATE_KEY",
+    "",
+    (g) => `${g.base58check(Uint8Array.from([0x80, ...g.secpKey(), ...(g.int(2) ? [1] : [])]))}`,
+    ["assignment", "call", "yaml", "json", "env", "prose"],
+  ),
+  kind(
+    "bitcoin_extended_private_key",
+    "Bitcoin",
+    "XPRV",
+    "",
+    (g) =>
+      `${g.base58check(Uint8Array.from([0x04, 0x88, 0xad, 0xe4, g.int(4), ...g.bytes(4), ...g.bytes(4), ...g.bytes(32), 0, ...g.secpKey()]))}`,
+    ["assignment", "call", "yaml", "json", "env", "prose"],
+  ),
+  kind("ethereum_private_key", "Ethereum", "ETH_PRIVATE_KEY", "", (g) => `0x${g.hex(64)}`, [
+    "assignment",
+    "call",
+    "yaml",
+    "json",
+    "env",
+    "prose",
+  ]),
+];
+
+function kind(
+  rule: string,
+  label: string,
+  env: string,
+  host: string,
+  value: (g: Gen) => string,
+  contexts?: Kind["contexts"],
+  header?: string,
+): Kind {
+  return {
+    rule,
+    family: "secrets",
+    category: "crypto",
+    label,
+    env,
+    host,
+    value,
+    contexts: contexts ?? DEFAULT_CONTEXTS,
+    header,
+  };
+}
