@@ -10,6 +10,11 @@ import { type Context, type Family, fits, render } from "./contexts.ts";
 import { ALNUM, Gen } from "./gen.ts";
 import { KINDS } from "./kinds/index.ts";
 
+export type { Family } from "./contexts.ts";
+
+/** Each kind by the rule that must find it. */
+export const KINDS_BY_RULE = new Map(KINDS.map((k) => [k.rule, k]));
+
 export interface Positive {
   rule: string;
   family: Family;
