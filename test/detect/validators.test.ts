@@ -125,7 +125,7 @@ describe("basic_auth and login_pair", () => {
     [b64("svc-report:k3#Lm9!pQ").replace(/=+$/, ""), true], // padding left off
     [b64("user:password"), false], // the documentation login
     [b64("username:pass"), false],
-    [b64("admin:${ADMIN_PASSWORD}"), false],
+    [b64("admin:$" + "{ADMIN_PASSWORD}"), false],
     [b64("no colon here"), false],
     [b64("user:"), false],
     [b64("\u0001\u0002:\u0003binary"), false],
