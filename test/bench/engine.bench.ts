@@ -190,7 +190,7 @@ export async function run(): Promise<BenchTable[]> {
     const body = claudeCodeBody(size, c, size);
     // A few things to find, so the numbers include reporting findings.
     (body.messages as { content: unknown }[]).push({
-      content: `deploy with AKIA${"IOSFODNN7EXAMPLE"} and mail ops@acme-corp.io`,
+      content: `deploy with AKIA${"Q2W3E4R5T6Y7U8I9"} and mail ops@acme-corp.io`,
     });
     const raw = JSON.stringify(body);
     const bytes = enc.encode(raw);
