@@ -21,6 +21,8 @@ export const CONTEXTS = [
 export type Context = (typeof CONTEXTS)[number];
 /** The contexts of a kind that names none: all but `file`. */
 export const DEFAULT_CONTEXTS: readonly Context[] = CONTEXTS.filter((c) => c !== "file");
+/** Where a credential that is not sent as a bearer token is found: code, config and chat, not a URL or header. */
+export const AT_REST: readonly Context[] = ["assignment", "call", "yaml", "json", "env", "prose"];
 
 export type Family = "secrets" | "pii" | "proprietary";
 
@@ -45,6 +47,32 @@ export interface Kind {
   contexts: readonly Context[];
   /** Whole documents for shapes no context template writes (a Kubernetes Secret manifest). */
   documents?: (g: Gen) => { text: string; value: string }[];
+}
+
+/**
+ * The constructor of one category's table of secret kinds: `kind(rule, label, env, host, value,
+ * contexts?, header?)`, contexts defaulting to all but `file`.
+ */
+export function kindsOf(category: string) {
+  return (
+    rule: string,
+    label: string,
+    env: string,
+    host: string,
+    value: (g: Gen) => string,
+    contexts?: readonly Context[],
+    header?: string,
+  ): Kind => ({
+    rule,
+    family: "secrets",
+    category,
+    label,
+    env,
+    host,
+    value,
+    contexts: contexts ?? DEFAULT_CONTEXTS,
+    header,
+  });
 }
 
 const camel = (env: string) =>

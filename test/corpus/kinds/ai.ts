@@ -1,6 +1,7 @@
 /** The corpus kinds of category ai: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("ai");
 
 export const AI: Kind[] = [
   kind(
@@ -281,25 +282,3 @@ export const AI: Kind[] = [
     undefined,
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "ai",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

@@ -1,6 +1,8 @@
 /** The corpus kinds of category cloud: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import { ALNUM, type Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { ALNUM } from "../gen.ts";
+
+const kind = kindsOf("cloud");
 
 export const CLOUD: Kind[] = [
   kind(
@@ -9,16 +11,16 @@ export const CLOUD: Kind[] = [
     "AWS_ACCESS_KEY_ID",
     "sts.amazonaws.com",
     (g) => `${g.pick(["AKIA", "ASIA"])}${g.tok(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
-  kind("aws_secret_access_key", "AWS", "AWS_SECRET_ACCESS_KEY", "sts.amazonaws.com", (g) => `${g.b64(40)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind(
+    "aws_secret_access_key",
+    "AWS",
+    "AWS_SECRET_ACCESS_KEY",
+    "sts.amazonaws.com",
+    (g) => `${g.b64(40)}`,
+    AT_REST,
+  ),
   kind(
     "aws_session_token",
     "AWS",
@@ -50,7 +52,7 @@ export const CLOUD: Kind[] = [
     "acme.blob.core.windows.net",
     (g) =>
       `DefaultEndpointsProtocol=https;AccountName=acme${g.lowerNum(6)};AccountKey=${g.b64(86)}==;EndpointSuffix=core.windows.net`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "azure_storage_key",
@@ -67,7 +69,7 @@ export const CLOUD: Kind[] = [
     "acme.servicebus.windows.net",
     (g) =>
       `Endpoint=sb://acme${g.lowerNum(5)}.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey=${g.b64(43)}=`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "azure_sas_token",
@@ -76,7 +78,7 @@ export const CLOUD: Kind[] = [
     "acme.blob.core.windows.net",
     (g) =>
       `https://acme.blob.core.windows.net/backups/db.bak?sv=2023-01-03&st=2025-01-01T00%3A00%3A00Z&se=2026-01-01T00%3A00%3A00Z&sr=b&sp=r&sig=${g.b64(43)}%3D`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "azure_ad_client_secret",
@@ -152,7 +154,7 @@ export const CLOUD: Kind[] = [
     "GOOGLE_REFRESH_TOKEN",
     "oauth2.googleapis.com",
     (g) => `1//0${g.b64url(99)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "firebase_cloud_messaging_key",
@@ -201,7 +203,7 @@ export const CLOUD: Kind[] = [
     "OCI_AUTH_TOKEN",
     "objectstorage.us-ashburn-1.oraclecloud.com",
     (g) => `${g.tok(20, ALNUM + "(){}[]<>:;.+-_#")}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "digitalocean_token",
@@ -377,7 +379,7 @@ export const CLOUD: Kind[] = [
     "CLOUDINARY_URL",
     "api.cloudinary.com",
     (g) => `cloudinary://${g.digits(15)}:${g.b64url(27)}@acme-${g.lowerNum(5)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "tailscale_key",
@@ -421,25 +423,3 @@ export const CLOUD: Kind[] = [
     "Fastly-Key:",
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "cloud",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

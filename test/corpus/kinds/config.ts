@@ -1,6 +1,7 @@
 /** The corpus kinds of category config: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("config");
 
 export const CONFIG: Kind[] = [
   kind(
@@ -10,7 +11,7 @@ export const CONFIG: Kind[] = [
     "",
     (g) =>
       `${g.pick(["postgres", "postgresql", "mysql", "mongodb+srv", "mssql", "mariadb"])}://app_${g.lowerNum(5)}:${g.password().replace(/[#]/g, "")}@db-${g.lowerNum(6)}.internal.acme.io:5432/app`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "broker_url_password",
@@ -19,7 +20,7 @@ export const CONFIG: Kind[] = [
     "",
     (g) =>
       `${g.pick(["amqps", "redis", "rediss", "nats"])}://${g.pick(["", "default", "guest"])}:${g.password().replace(/[#]/g, "")}@cache-${g.lowerNum(5)}.acme.cloud:6380`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "url_credentials",
@@ -28,7 +29,7 @@ export const CONFIG: Kind[] = [
     "",
     (g) =>
       `${g.pick(["https", "http", "ftp", "sftp", "smtp", "smtps", "ldap", "ldaps", "git+https", "ssh", "webdav", "socks5"])}://${g.pick(["deploy", "ci-bot", "svc_backup", "admin", "jdoe"])}:${g.password().replace(/[#]/g, "")}@${g.pick(["git.acme.io", "files.acme.io", "smtp.acme.io", "10.1.2.3:2121", "ldap.corp.acme.io"])}/`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "jdbc_password",
@@ -37,7 +38,7 @@ export const CONFIG: Kind[] = [
     "",
     (g) =>
       `jdbc:${g.pick(["postgresql", "mysql", "sqlserver", "oracle:thin"])}://db-${g.lowerNum(5)}.acme.io:5432/app?user=app&password=${g.password().replace(/[#&;]/g, "")}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "connection_string_password",
@@ -46,7 +47,7 @@ export const CONFIG: Kind[] = [
     "",
     (g) =>
       `Server=tcp:sql-${g.lowerNum(5)}.database.windows.net,1433;Database=app;User ID=app;Password=${g.password().replace(/[;"#]/g, "")};Encrypt=True;`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "npmrc_auth_token",
@@ -164,25 +165,3 @@ Private-MAC: ${g.hex(64)}`,
     ["file", "json", "yaml", "prose", "env"],
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "config",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

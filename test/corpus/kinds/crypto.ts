@@ -1,6 +1,7 @@
 /** The corpus kinds of category crypto: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("crypto");
 
 export const CRYPTO: Kind[] = [
   kind(
@@ -17,7 +18,7 @@ export const CRYPTO: Kind[] = [
     "BTC_PRIVATE_KEY",
     "",
     (g) => `${g.base58check(Uint8Array.from([0x80, ...g.secpKey(), ...(g.int(2) ? [1] : [])]))}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "bitcoin_extended_private_key",
@@ -26,36 +27,7 @@ export const CRYPTO: Kind[] = [
     "",
     (g) =>
       `${g.base58check(Uint8Array.from([0x04, 0x88, 0xad, 0xe4, g.int(4), ...g.bytes(4), ...g.bytes(4), ...g.bytes(32), 0, ...g.secpKey()]))}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
-  kind("ethereum_private_key", "Ethereum", "ETH_PRIVATE_KEY", "", (g) => `0x${g.hex(64)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind("ethereum_private_key", "Ethereum", "ETH_PRIVATE_KEY", "", (g) => `0x${g.hex(64)}`, AT_REST),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "crypto",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

@@ -1,6 +1,7 @@
 /** The corpus kinds of category data: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("data");
 
 export const DATA: Kind[] = [
   kind(
@@ -58,7 +59,7 @@ export const DATA: Kind[] = [
     "MONGODB_ATLAS_PRIVATE_KEY",
     "cloud.mongodb.com",
     (g) => `${g.uuid()}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "mongodb_atlas_service_account",
@@ -90,7 +91,7 @@ export const DATA: Kind[] = [
     "CONFLUENT_CLOUD_API_SECRET",
     "api.confluent.cloud",
     (g) => `${g.b64(64)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "neon_api_key",
@@ -122,28 +123,6 @@ export const DATA: Kind[] = [
     "FIREBASE_DATABASE_SECRET",
     "acme.firebaseio.com",
     (g) => `${g.alnum(40)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "data",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

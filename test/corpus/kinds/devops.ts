@@ -1,6 +1,7 @@
 /** The corpus kinds of category devops: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("devops");
 
 export const DEVOPS: Kind[] = [
   kind(
@@ -29,14 +30,14 @@ export const DEVOPS: Kind[] = [
     (g) => `${g.alnum(14)}.atlasv1.${g.b64url(67)}`,
     undefined,
   ),
-  kind("hcp_client_secret", "HCP", "HCP_CLIENT_SECRET", "api.cloud.hashicorp.com", (g) => `${g.b64url(64)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind(
+    "hcp_client_secret",
+    "HCP",
+    "HCP_CLIENT_SECRET",
+    "api.cloud.hashicorp.com",
+    (g) => `${g.b64url(64)}`,
+    AT_REST,
+  ),
   kind(
     "doppler_token",
     "Doppler",
@@ -60,7 +61,7 @@ export const DEVOPS: Kind[] = [
     "my.1password.com",
     (g) =>
       `A3-${g.upperNum(6)}-${g.upperNum(6)}-${g.upperNum(5)}-${g.upperNum(5)}-${g.upperNum(5)}-${g.upperNum(5)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "age_secret_key",
@@ -68,7 +69,7 @@ export const DEVOPS: Kind[] = [
     "AGE_SECRET_KEY",
     "age-encryption.org",
     (g) => `AGE-SECRET-KEY-1${g.tok(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "infisical_token",
@@ -103,25 +104,3 @@ export const DEVOPS: Kind[] = [
     [],
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "devops",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

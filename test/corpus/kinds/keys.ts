@@ -1,6 +1,7 @@
 /** The corpus kinds of category keys: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("keys");
 
 export const KEYS: Kind[] = [
   kind(
@@ -10,7 +11,7 @@ export const KEYS: Kind[] = [
     "",
     (g) =>
       `-----BEGIN ${g.pick(["RSA ", "EC ", "", "ENCRYPTED ", "DSA "])}PRIVATE KEY-----\n${Array.from({ length: 8 }, () => g.b64(64)).join("\n")}\n${g.b64(28)}==\n-----END PRIVATE KEY-----`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "openssh_private_key",
@@ -19,7 +20,7 @@ export const KEYS: Kind[] = [
     "",
     (g) =>
       `-----BEGIN OPENSSH PRIVATE KEY-----\n${Array.from({ length: 8 }, () => g.b64(64)).join("\n")}\n${g.b64(28)}==\n-----END OPENSSH PRIVATE KEY-----`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "pgp_private_key",
@@ -28,7 +29,7 @@ export const KEYS: Kind[] = [
     "",
     (g) =>
       `-----BEGIN PGP PRIVATE KEY BLOCK-----\n${Array.from({ length: 8 }, () => g.b64(64)).join("\n")}\n${g.b64(28)}==\n-----END PGP PRIVATE KEY BLOCK-----`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "jwt",
@@ -40,25 +41,3 @@ export const KEYS: Kind[] = [
     undefined,
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "keys",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

@@ -1,6 +1,7 @@
 /** The corpus kinds of category messaging: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("messaging");
 
 export const MESSAGING: Kind[] = [
   kind(
@@ -218,14 +219,7 @@ export const MESSAGING: Kind[] = [
       `https://acme.webhook.office.com/webhookb2/${g.uuid()}@${g.uuid()}/IncomingWebhook/${g.hex(32)}/${g.uuid()}`,
     undefined,
   ),
-  kind("vonage_api_secret", "Vonage", "VONAGE_API_SECRET", "api.nexmo.com", (g) => `${g.alnum(16)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind("vonage_api_secret", "Vonage", "VONAGE_API_SECRET", "api.nexmo.com", (g) => `${g.alnum(16)}`, AT_REST),
   kind(
     "messagebird_api_key",
     "MessageBird",
@@ -282,7 +276,7 @@ export const MESSAGING: Kind[] = [
     "FACEBOOK_APP_SECRET",
     "graph.facebook.com",
     (g) => `${g.hex(32)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "twitter_bearer_token",
@@ -292,14 +286,14 @@ export const MESSAGING: Kind[] = [
     (g) => `AAAAAAAAAAAAAAAAAAAAA${g.alnum(20)}%3D${g.alnum(50)}`,
     undefined,
   ),
-  kind("twitter_api_secret", "Twitter", "TWITTER_API_SECRET", "api.twitter.com", (g) => `${g.alnum(50)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind(
+    "twitter_api_secret",
+    "Twitter",
+    "TWITTER_API_SECRET",
+    "api.twitter.com",
+    (g) => `${g.alnum(50)}`,
+    AT_REST,
+  ),
   kind(
     "twitch_token",
     "Twitch",
@@ -317,25 +311,3 @@ export const MESSAGING: Kind[] = [
     ["assignment", "call", "yaml", "json", "env"],
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "messaging",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

@@ -1,6 +1,7 @@
 /** The corpus kinds of category observability: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("observability");
 
 export const OBSERVABILITY: Kind[] = [
   kind(
@@ -305,25 +306,3 @@ export const OBSERVABILITY: Kind[] = [
     undefined,
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "observability",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

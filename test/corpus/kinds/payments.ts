@@ -1,6 +1,8 @@
 /** The corpus kinds of category payments: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import { ALNUM, type Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { ALNUM } from "../gen.ts";
+
+const kind = kindsOf("payments");
 
 export const PAYMENTS: Kind[] = [
   kind(
@@ -73,7 +75,7 @@ export const PAYMENTS: Kind[] = [
     "PAYPAL_CLIENT_SECRET",
     "api-m.paypal.com",
     (g) => `E${g.b64url(79)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "adyen_api_key",
@@ -98,7 +100,7 @@ export const PAYMENTS: Kind[] = [
     "RAZORPAY_KEY_SECRET",
     "api.razorpay.com",
     (g) => `${g.alnum(24)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "shopify_token",
@@ -143,21 +145,14 @@ export const PAYMENTS: Kind[] = [
     (g) => `access-${g.pick(["sandbox", "development", "production"])}-${g.uuid()}`,
     undefined,
   ),
-  kind("plaid_secret", "Plaid", "PLAID_SECRET", "production.plaid.com", (g) => `${g.hex(30)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind("plaid_secret", "Plaid", "PLAID_SECRET", "production.plaid.com", (g) => `${g.hex(30)}`, AT_REST),
   kind(
     "coinbase_api_key",
     "Coinbase",
     "COINBASE_API_KEY_NAME",
     "api.coinbase.com",
     (g) => `organizations/${g.uuid()}/apiKeys/${g.uuid()}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "coinbase_legacy_secret",
@@ -165,7 +160,7 @@ export const PAYMENTS: Kind[] = [
     "COINBASE_API_SECRET",
     "api.coinbase.com",
     (g) => `${g.b64url(64)}`,
-    ["assignment", "call", "yaml", "json", "env", "prose"],
+    AT_REST,
   ),
   kind(
     "flutterwave_secret_key",
@@ -258,42 +253,13 @@ export const PAYMENTS: Kind[] = [
     undefined,
     "X-MBX-APIKEY:",
   ),
-  kind("kraken_api_secret", "Kraken", "KRAKEN_PRIVATE_KEY", "api.kraken.com", (g) => `${g.b64(86)}==`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
-  kind("kucoin_api_secret", "KuCoin", "KUCOIN_API_SECRET", "api.kucoin.com", (g) => `${g.uuid()}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind(
+    "kraken_api_secret",
+    "Kraken",
+    "KRAKEN_PRIVATE_KEY",
+    "api.kraken.com",
+    (g) => `${g.b64(86)}==`,
+    AT_REST,
+  ),
+  kind("kucoin_api_secret", "KuCoin", "KUCOIN_API_SECRET", "api.kucoin.com", (g) => `${g.uuid()}`, AT_REST),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "payments",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

@@ -1,6 +1,8 @@
 /** The corpus kinds of category registry: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import { type Gen, LOWER } from "../gen.ts";
+import { type Kind, kindsOf } from "../contexts.ts";
+import { LOWER } from "../gen.ts";
+
+const kind = kindsOf("registry");
 
 export const REGISTRY: Kind[] = [
   kind(
@@ -146,25 +148,3 @@ export const REGISTRY: Kind[] = [
     ["env", "yaml", "json", "assignment"],
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "registry",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

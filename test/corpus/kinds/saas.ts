@@ -1,6 +1,8 @@
 /** The corpus kinds of category saas: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import { ALNUM, type Gen } from "../gen.ts";
+import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { ALNUM } from "../gen.ts";
+
+const kind = kindsOf("saas");
 
 export const SAAS: Kind[] = [
   kind(
@@ -103,14 +105,14 @@ export const SAAS: Kind[] = [
     undefined,
     "Authorization: SSWS",
   ),
-  kind("auth0_client_secret", "Auth0", "AUTH0_CLIENT_SECRET", "acme.us.auth0.com", (g) => `${g.b64url(64)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind(
+    "auth0_client_secret",
+    "Auth0",
+    "AUTH0_CLIENT_SECRET",
+    "acme.us.auth0.com",
+    (g) => `${g.b64url(64)}`,
+    AT_REST,
+  ),
   kind(
     "contentful_pat",
     "Contentful",
@@ -244,14 +246,14 @@ export const SAAS: Kind[] = [
       `eyJraWQiOiIxY2UxZTEzNjE3ZGNmNzY2YjNjZWJjY2Y4ZGM1YmFmYThhNjVlNjg0MDIzZjdjMzJiZTgzNDliMjM4MDEzNWI0IiwidHlwIjoiUEFUIiwiYWxnIjoiRVMyNTYifQ.eyJpc3MiOiJodHRwczovL2F1dGguY2FsZW5kbHkuY29tIiwiaWF0Ijo${g.b64url(200)}.${g.b64url(86)}`,
     undefined,
   ),
-  kind("docusign_secret", "DocuSign", "DOCUSIGN_SECRET_KEY", "account.docusign.com", (g) => `${g.uuid()}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-    "prose",
-  ]),
+  kind(
+    "docusign_secret",
+    "DocuSign",
+    "DOCUSIGN_SECRET_KEY",
+    "account.docusign.com",
+    (g) => `${g.uuid()}`,
+    AT_REST,
+  ),
   kind(
     "adobe_client_secret",
     "Adobe",
@@ -377,25 +379,3 @@ export const SAAS: Kind[] = [
     undefined,
   ),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "saas",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}

@@ -1,6 +1,7 @@
 /** The corpus kinds of category vcs: one entry per rule, its value made from the provider's documented format. */
-import { DEFAULT_CONTEXTS, type Kind } from "../contexts.ts";
-import type { Gen } from "../gen.ts";
+import { type Kind, kindsOf } from "../contexts.ts";
+
+const kind = kindsOf("vcs");
 
 export const VCS: Kind[] = [
   kind(
@@ -341,25 +342,3 @@ export const VCS: Kind[] = [
     "env",
   ]),
 ];
-
-function kind(
-  rule: string,
-  label: string,
-  env: string,
-  host: string,
-  value: (g: Gen) => string,
-  contexts?: Kind["contexts"],
-  header?: string,
-): Kind {
-  return {
-    rule,
-    family: "secrets",
-    category: "vcs",
-    label,
-    env,
-    host,
-    value,
-    contexts: contexts ?? DEFAULT_CONTEXTS,
-    header,
-  };
-}
