@@ -9,8 +9,10 @@
  * inside a `request` wrapper), so they share those adapters' fields.
  * Object keys of 16+ characters with a digit are segments as well, at the path of their object.
  *
- * The walk keeps its own stack (no recursion), so a body nested as deep as JSON.parse accepts is
- * walked to its last string: nesting can neither crash the walk nor hide a value from it.
+ * The walk recurses at most WALK_DEPTH levels at a time and takes up deeper containers afterwards
+ * (their strings then come after the rest, with the right paths), so a body nested as deep as
+ * JSON.parse accepts is walked to its last string: nesting can neither crash the walk nor hide a
+ * value from it.
  */
 import type { ProviderLabel, Segment } from "../core/types.ts";
 import type { SkipFn } from "./_shared.ts";
@@ -38,6 +40,8 @@ function skipsFor(provider: ProviderLabel): SkipFn[] {
 }
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+/** Levels one walk descends before it leaves deeper containers for later (call stack depth). */
+const WALK_DEPTH = 256;
 /** Object keys at least this long are segments too (a token used as a key). */
 const MIN_KEY_SCANNED = 16;
 const HAS_DIGIT = /[0-9]/;
@@ -104,50 +108,32 @@ export function extractTexts(
   const segKey: (string | number)[] = [];
   const frameParent: number[] = [-1];
   const frameKey: (string | number)[] = [""];
-  // The walk's own stack: a container, its keys (null for an array), the next index, its frame.
-  const stackNode: unknown[] = [];
-  const stackKeys: (string[] | null)[] = [];
-  const stackNext: number[] = [];
-  const stackFrame: number[] = [];
+  // Containers deeper than WALK_DEPTH below where a walk started wait here, and are walked from
+  // there once the walk returns: the call stack never holds more than WALK_DEPTH frames.
+  const later: { node: object; frame: number }[] = [];
 
-  const push = (node: object, frame: number) => {
-    stackNode.push(node);
-    stackKeys.push(Array.isArray(node) ? null : Object.keys(node));
-    stackNext.push(0);
-    stackFrame.push(frame);
-  };
-  /** A value found at `key` of `frame`: a segment, a container to walk, or nothing to scan. */
-  const visit = (v: unknown, frame: number, key: string | number) => {
-    if (typeof v === "string") {
-      texts.push(v);
-      segFrame.push(frame);
-      segKey.push(key);
-    } else if (v !== null && typeof v === "object") {
-      frameParent.push(frame);
-      frameKey.push(key);
-      push(v, frameParent.length - 1);
+  const walk = (node: object, frame: number, depth: number) => {
+    if (depth >= WALK_DEPTH) {
+      later.push({ node, frame });
+      return;
     }
-  };
-  const walk = () => {
-    while (stackNode.length > 0) {
-      const top = stackNode.length - 1;
-      const node = stackNode[top];
-      const keys = stackKeys[top]!;
-      const i = stackNext[top]!;
-      const frame = stackFrame[top]!;
-      if (i >= (keys ? keys.length : (node as unknown[]).length)) {
-        stackNode.pop();
-        stackKeys.pop();
-        stackNext.pop();
-        stackFrame.pop();
-        continue;
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const v = node[i];
+        if (typeof v === "string") {
+          texts.push(v);
+          segFrame.push(frame);
+          segKey.push(i);
+        } else if (v !== null && typeof v === "object") {
+          frameParent.push(frame);
+          frameKey.push(i);
+          walk(v, frameParent.length - 1, depth + 1);
+        }
       }
-      stackNext[top] = i + 1;
-      if (!keys) {
-        visit((node as unknown[])[i], frame, i);
-        continue;
-      }
-      const key = keys[i]!;
+      return;
+    }
+    const obj = node as Record<string, unknown>;
+    for (const key in obj) {
       if (key.length >= MIN_KEY_SCANNED && HAS_DIGIT.test(key)) {
         // A long key with a digit can be a token used as a name (tool schemas have many long keys,
         // words only, not worth a segment each): scanned, reported at this object's path.
@@ -155,34 +141,56 @@ export function extractTexts(
         segFrame.push(frameParent[frame]!);
         segKey.push(frameKey[frame]!);
       }
-      const obj = node as Record<string, unknown>;
       const v = obj[key];
-      if (typeof v === "string" && v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
-      visit(v, frame, key);
+      if (typeof v === "string") {
+        if (v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
+        texts.push(v);
+        segFrame.push(frame);
+        segKey.push(key);
+      } else if (v !== null && typeof v === "object") {
+        frameParent.push(frame);
+        frameKey.push(key);
+        walk(v, frameParent.length - 1, depth + 1);
+      }
+    }
+  };
+  /** Walk the container `node` whose frame is `frame`, then whatever it left for later. */
+  const walkAll = (node: object, frame: number) => {
+    walk(node, frame, 0);
+    for (let next = later.pop(); next; next = later.pop()) walk(next.node, next.frame, 0);
+  };
+  /** A value at `key` of `frame` where a walk starts: a segment, or a container to walk. */
+  const start = (v: unknown, frame: number, key: string | number) => {
+    if (typeof v === "string") {
+      texts.push(v);
+      segFrame.push(frame);
+      segKey.push(key);
+    } else if (v !== null && typeof v === "object") {
+      frameParent.push(frame);
+      frameKey.push(key);
+      walkAll(v, frameParent.length - 1);
     }
   };
 
   if (!only) {
     if (typeof json === "string") return { texts: [json], path: () => ROOT_PATH };
-    if (json !== null && typeof json === "object") push(json, 0);
-    walk();
+    if (json !== null && typeof json === "object") walkAll(json, 0);
   } else {
     for (const at of only) {
       const v = valueAt(json, at);
       if (at.length === 0) {
-        if (typeof v === "string") visit(v, -1, "");
-        else if (v !== null && typeof v === "object") push(v, 0);
-      } else {
-        // The frames on the way down, so that paths are built from the root.
-        let frame = 0;
-        for (let k = 0; k < at.length - 1; k++) {
-          frameParent.push(frame);
-          frameKey.push(at[k]!);
-          frame = frameParent.length - 1;
-        }
-        visit(v, frame, at[at.length - 1]!);
+        if (typeof v === "string") start(v, -1, "");
+        else if (v !== null && typeof v === "object") walkAll(v, 0);
+        continue;
       }
-      walk();
+      // The frames on the way down, so that paths are built from the root.
+      let frame = 0;
+      for (let k = 0; k < at.length - 1; k++) {
+        frameParent.push(frame);
+        frameKey.push(at[k]!);
+        frame = frameParent.length - 1;
+      }
+      start(v, frame, at[at.length - 1]!);
     }
   }
 
