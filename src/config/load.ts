@@ -154,7 +154,7 @@ export function checkSemantics(config: Config): void {
   }
 }
 
-/** TLS settings for upstream connections (proxy, WebSocket relay, MCP): `proxy.ca_bundle`, `proxy.verify_ssl`. */
+/** TLS settings for upstream connections (proxy, WebSocket tunnels, MCP): `proxy.ca_bundle`, `proxy.verify_ssl`. */
 export interface UpstreamTls {
   ca?: string[];
   rejectUnauthorized: boolean;

@@ -63,7 +63,7 @@ export interface BusEvents {
 
 export type BusEventName = keyof BusEvents;
 
-/** Every event of the bus, by name (what the dashboard's live stream relays). */
+/** Every event of the bus, by name (what the dashboard's live stream passes on). */
 export const BUS_EVENTS = [
   "finding",
   "request",

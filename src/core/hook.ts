@@ -1,5 +1,5 @@
 /**
- * The request-scanning hook: the one function the proxy, the WebSocket relay and the MCP proxy call
+ * The request-scanning hook: the one function the proxy, its WebSocket tunnels and the MCP proxy call
  * to turn an outbound payload into an action. The payload pipeline (src/policy/pipeline.ts) stands
  * behind it; a test may put its own in its place.
  */

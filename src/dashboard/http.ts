@@ -101,8 +101,6 @@ export function objectBody(body: unknown): Record<string, unknown> {
   return v as Record<string, unknown>;
 }
 
-export { maskPath as safePath } from "../store/audit-log.ts";
-
 /** One CSV field; cells starting with a formula character are prefixed with `'`. */
 export function csvField(v: unknown): string {
   if (v === null || v === undefined) return "";

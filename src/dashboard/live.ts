@@ -7,8 +7,9 @@
  * ids once a second while a client is connected, and sent as `finding` / `mcp-event`.
  */
 import { BUS_EVENTS, type Bus, type BusEventName, type BusEvents } from "../core/bus.ts";
+import { maskPath } from "../store/audit-log.ts";
 import type { Store } from "../store/index.ts";
-import { SECURITY_HEADERS, safePath } from "./http.ts";
+import { SECURITY_HEADERS } from "./http.ts";
 
 /** Events queued for one SSE client before it counts as gone. */
 const MAX_BACKLOG = 5000;
@@ -48,7 +49,7 @@ export function livePayload<K extends BusEventName>(name: K, ev: BusEvents[K]): 
   }
   if (name === "request") {
     const e = ev as BusEvents["request"];
-    return { ...e, path: safePath(e.path), type: "request" };
+    return { ...e, path: maskPath(e.path), type: "request" };
   }
   return { ts, ...(ev as object), type: name };
 }

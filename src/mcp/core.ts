@@ -24,7 +24,7 @@ import {
   type JsonRpcRequest,
   type JsonRpcResponse,
 } from "./jsonrpc.ts";
-import { type PoisonFinding, scanText as scanPoisonText, scanTool } from "./poisoning.ts";
+import { type PoisonFinding, poisonInText, scanTool } from "./poisoning.ts";
 import { RequestTracker } from "./tracker.ts";
 
 export type Forward = "original" | string | null;
@@ -48,7 +48,7 @@ export interface CoreOptions {
   hook: RequestHook | null;
   baselines: BaselineStore;
   reporter: Reporter;
-  /** True while `proxy.mode` is passthrough: everything is relayed untouched. */
+  /** True while `proxy.mode` is passthrough: everything is forwarded untouched. */
   passthrough?: () => boolean;
   /** The action for poisoned tools: "block" withholds them, anything else reports them. */
   poisonAction?: () => Action;
@@ -344,7 +344,7 @@ export class McpSession {
         message: `MCP scan of ${what} failed, forwarded unscanned: ${(err as Error)?.message ?? String(err)}`,
       });
     } catch {
-      /* reporting must not break the relay either */
+      /* reporting must not stop the messages either */
     }
   }
 
@@ -408,7 +408,7 @@ export class McpSession {
     if (typeof info.name === "string") this.serverName = info.name;
     if (typeof result.protocolVersion === "string") this.protocolVersion = result.protocolVersion;
     if (this.#cfg.scan_tool_descriptions && typeof result.instructions === "string") {
-      const found = scanPoisonText("(server)", "instructions", result.instructions);
+      const found = poisonInText("(server)", "instructions", result.instructions);
       for (const f of found) this.#reportPoison(f, "instructions", "alert");
     }
     return SAME;
@@ -477,7 +477,7 @@ export class McpSession {
         });
       for (const [field, text] of texts) {
         if (typeof text !== "string" || !text) continue;
-        for (const f of scanPoisonText(owner, field, text))
+        for (const f of poisonInText(owner, field, text))
           this.#reportPoison(f, `${key}[${owner}].${field}`, "alert");
       }
     }

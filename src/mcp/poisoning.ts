@@ -131,7 +131,7 @@ export function scanTool(tool: Record<string, unknown>): PoisonFinding[] {
   return toolFields(tool).flatMap((f) => scanField(name, f));
 }
 
-/** Scan free text that reaches the model (server `instructions`, prompt descriptions). */
-export function scanText(owner: string, path: string, text: string): PoisonFinding[] {
+/** Poisoning in free text that reaches the model (server `instructions`, prompt descriptions). */
+export function poisonInText(owner: string, path: string, text: string): PoisonFinding[] {
   return scanField(owner, { path, kind: "description", text });
 }

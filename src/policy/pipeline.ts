@@ -9,7 +9,7 @@
  *   or block when it cannot be done → on any fault: forward unscanned with a `scan_error`.
  *
  * `hook` is the same path behind the request-scanning hook contract (core/hook.ts): the proxy, the
- * WebSocket relay and the MCP proxy call it with raw bytes. A change of policy, matching or
+ * WebSocket tunnels and the MCP proxy call it with raw bytes. A change of policy, matching or
  * redaction is made here once and holds for all of them.
  */
 import type { Config } from "../config/schema.ts";

@@ -18,7 +18,7 @@ const HOP_BY_HOP = new Set([
   "upgrade",
 ]);
 
-/** WebSocket handshake headers: the relay makes its own handshake with the upstream. */
+/** WebSocket handshake headers: a WebSocket tunnel makes its own handshake with the upstream. */
 const WS_HANDSHAKE = new Set([
   "sec-websocket-key",
   "sec-websocket-version",

@@ -17,7 +17,7 @@ import { upstreamRequestHeaders } from "./headers.ts";
 import type { HostPool } from "./pool.ts";
 import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { sessionContext } from "./session.ts";
-import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";
+import { bridge, clientClosed, connectUpstream, tunnelData, upgradeClient, type WsTunnel } from "./ws.ts";
 
 export type EngineState = "starting" | "healthy" | "unhealthy";
 
@@ -34,8 +34,8 @@ export interface RelayOptions {
 
 export class Relay {
   state: EngineState = "starting";
-  server: Server<WsRelayData> | null = null;
-  #sockets = new Set<ServerWebSocket<WsRelayData>>();
+  server: Server<WsTunnel> | null = null;
+  #sockets = new Set<ServerWebSocket<WsTunnel>>();
   readonly startedAt = Date.now();
   #seq = 0;
   #poll: ReturnType<typeof setTimeout> | null = null;
@@ -44,14 +44,14 @@ export class Relay {
 
   constructor(readonly opts: RelayOptions) {}
 
-  listen(hostname: string, port: number): Server<WsRelayData> {
-    this.server = Bun.serve<WsRelayData>({
+  listen(hostname: string, port: number): Server<WsTunnel> {
+    this.server = Bun.serve<WsTunnel>({
       hostname,
       port,
       idleTimeout: 255,
       maxRequestBodySize: Number.MAX_SAFE_INTEGER,
       fetch: (req, server) => this.#handle(req, server),
-      // WebSocket upgrades (Codex) are relayed frame for frame; the engine behind scans them.
+      // WebSocket upgrades (Codex) are tunnelled frame for frame; the engine behind scans them.
       websocket: {
         idleTimeout: 0,
         maxPayloadLength: 64 * 1024 * 1024,
@@ -142,7 +142,7 @@ export class Relay {
     };
   }
 
-  async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
+  async #handle(req: Request, server: Server<WsTunnel>): Promise<Response | undefined> {
     const url = requestUrl(req);
     if (!url) return badHostResponse();
     if (url.pathname === "/health" && req.method === "GET") return Response.json(this.health());
@@ -214,7 +214,7 @@ export class Relay {
 
   async #upgrade(
     req: Request,
-    server: Server<WsRelayData>,
+    server: Server<WsTunnel>,
     url: URL,
     provider: Provider,
   ): Promise<Response | undefined> {
@@ -254,7 +254,7 @@ export class Relay {
       json: undefined,
       sourceIp: ip ?? null,
     });
-    const data = relayData(req, up, { id, provider, target, path: url.pathname, session });
+    const data = tunnelData(req, up, { id, provider, target, path: url.pathname, session });
     if (!upgradeClient(req, server, data)) {
       up.ws.close(1000);
       return providerError(provider, 502, "sluice: the client's WebSocket upgrade failed", "bad_gateway");

@@ -1,5 +1,5 @@
 /**
- * The proxy listener on `Bun.serve`: `/health`, `/metrics`, the `/ws?url=` relay, and
+ * The proxy listener on `Bun.serve`: `/health`, `/metrics`, the `/ws?url=` tunnel, and
  * every other path provider-detected, scanned and forwarded. Knows nothing of the runtime: what it
  * needs comes in through `ProxyDeps`, read on every request so that reloads apply at once.
  */
@@ -38,7 +38,7 @@ import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { watchCodexRouting } from "./routing-watch.ts";
 import { scanGuarded } from "./scan.ts";
 import { loginMode, sessionContext } from "./session.ts";
-import { bridge, clientClosed, connectUpstream, relayData, upgradeClient, type WsRelayData } from "./ws.ts";
+import { bridge, clientClosed, connectUpstream, tunnelData, upgradeClient, type WsTunnel } from "./ws.ts";
 
 export interface ProxyDeps {
   config(): Config;
@@ -122,12 +122,12 @@ export async function bufferUpTo(
 }
 
 export class ProxyServer {
-  server: Server<WsRelayData> | null = null;
+  server: Server<WsTunnel> | null = null;
   #seq = 0;
   #inflight = new Set<Promise<unknown>>();
   #aborts = new Set<AbortController>();
-  #sockets = new Set<ServerWebSocket<WsRelayData>>();
-  #retired: Server<WsRelayData>[] = [];
+  #sockets = new Set<ServerWebSocket<WsTunnel>>();
+  #retired: Server<WsTunnel>[] = [];
   /** When each client and reason of unread traffic was last logged as a warning. */
   #unscannedWarned = new Map<string, number>();
 
@@ -138,8 +138,8 @@ export class ProxyServer {
   }
 
   /** Listen on host:port (0 = any free port). */
-  listen(hostname: string, port: number): Server<WsRelayData> {
-    this.server = Bun.serve<WsRelayData>({
+  listen(hostname: string, port: number): Server<WsTunnel> {
+    this.server = Bun.serve<WsTunnel>({
       hostname,
       port,
       idleTimeout: 255,
@@ -172,7 +172,7 @@ export class ProxyServer {
    * Graceful rebind: listen on the new address first, then stop accepting on the old one while its
    * requests in flight finish.
    */
-  rebind(hostname: string, port: number): Server<WsRelayData> {
+  rebind(hostname: string, port: number): Server<WsTunnel> {
     const old = this.server;
     const next = this.listen(hostname, port);
     if (old) {
@@ -224,7 +224,7 @@ export class ProxyServer {
     return `req-${++this.#seq}`;
   }
 
-  async #handle(req: Request, server: Server<WsRelayData>): Promise<Response | undefined> {
+  async #handle(req: Request, server: Server<WsTunnel>): Promise<Response | undefined> {
     const url = requestUrl(req);
     if (!url) return badHostResponse();
     const { pathname } = url;
@@ -234,7 +234,7 @@ export class ProxyServer {
       this.deps.metrics.activeRequests = this.#inflight.size;
       return new Response(this.deps.metrics.render(), { headers: { "content-type": METRICS_CONTENT_TYPE } });
     }
-    if (pathname === "/ws") return this.#wsRelay(req, server, url);
+    if (pathname === "/ws") return this.#wsUrlTunnel(req, server, url);
     if (pathname === "/" && (req.method === "GET" || req.method === "HEAD"))
       // Tools probe the base URL (Claude Code sends HEAD /): answer like a reachable API root.
       return new Response(req.method === "HEAD" ? null : "sluice proxy: see /health and /metrics\n", {
@@ -261,7 +261,7 @@ export class ProxyServer {
    * A request no provider claims: answered 400 and not forwarded, but recorded and counted per
    * client, so that a tool that talks to sluice in a way it does not know is never silent.
    */
-  #unknownProvider(req: Request, server: Server<WsRelayData>, url: URL, requestId: string): Response {
+  #unknownProvider(req: Request, server: Server<WsTunnel>, url: URL, requestId: string): Response {
     const shownPath = loggablePath(url.pathname, url.search);
     const session = sessionContext({
       provider: "unknown",
@@ -312,7 +312,7 @@ export class ProxyServer {
     );
   }
 
-  /** Count a request as in flight until its response has been fully relayed. */
+  /** Count a request as in flight until its response has been fully sent to the client. */
   #track(p: Promise<{ response: Response; done: Promise<unknown> }>): Promise<Response> {
     let resolveDone!: () => void;
     const tracked = new Promise<void>((r) => (resolveDone = r));
@@ -337,7 +337,7 @@ export class ProxyServer {
 
   async #proxy(
     req: Request,
-    server: Server<WsRelayData>,
+    server: Server<WsTunnel>,
     url: URL,
     provider: Provider,
     requestId: string,
@@ -521,7 +521,7 @@ export class ProxyServer {
 
   async #providerUpgrade(
     req: Request,
-    server: Server<WsRelayData>,
+    server: Server<WsTunnel>,
     url: URL,
     provider: Provider,
     requestId: string,
@@ -534,7 +534,7 @@ export class ProxyServer {
     );
   }
 
-  async #wsRelay(req: Request, server: Server<WsRelayData>, url: URL): Promise<Response | undefined> {
+  async #wsUrlTunnel(req: Request, server: Server<WsTunnel>, url: URL): Promise<Response | undefined> {
     const raw = url.searchParams.get("url");
     const bad = (message: string, status = 400) =>
       Response.json({ error: { code: "bad_ws_target", message } }, { status });
@@ -560,7 +560,7 @@ export class ProxyServer {
 
   async #openRelay(
     req: Request,
-    server: Server<WsRelayData>,
+    server: Server<WsTunnel>,
     target: string,
     provider: ProviderLabel,
     /** The path the session is derived from. */
@@ -588,7 +588,7 @@ export class ProxyServer {
       return failure(`sluice: the upstream WebSocket at ${new URL(target).host} failed: ${up.error}`);
     }
     const { pathname, search } = new URL(req.url);
-    const data = relayData(req, up, { id, provider, target, path: loggablePath(pathname, search), session });
+    const data = tunnelData(req, up, { id, provider, target, path: loggablePath(pathname, search), session });
     if (!upgradeClient(req, server, data)) {
       up.ws.close(1000);
       return failure("sluice: the client's WebSocket upgrade failed");
@@ -613,7 +613,7 @@ export class ProxyServer {
     });
   }
 
-  #wsEvent(d: WsRelayData, phase: "open" | "close") {
+  #wsEvent(d: WsTunnel, phase: "open" | "close") {
     this.deps.bus.emit("ws-connection", {
       connection_id: d.id,
       phase,
@@ -629,7 +629,7 @@ export class ProxyServer {
     });
   }
 
-  #wsOpen(ws: ServerWebSocket<WsRelayData>) {
+  #wsOpen(ws: ServerWebSocket<WsTunnel>) {
     this.#sockets.add(ws);
     const d = ws.data;
     d.id = d.id.startsWith("req-") ? crypto.randomUUID() : d.id;
@@ -637,7 +637,7 @@ export class ProxyServer {
     bridge(ws, () => {});
   }
 
-  #wsMessage(ws: ServerWebSocket<WsRelayData>, msg: string | Buffer) {
+  #wsMessage(ws: ServerWebSocket<WsTunnel>, msg: string | Buffer) {
     const d = ws.data;
     d.framesIn++;
     d.chain = d.chain.then(async () => {
@@ -716,7 +716,7 @@ export class ProxyServer {
     });
   }
 
-  #wsClose(ws: ServerWebSocket<WsRelayData>, code: number) {
+  #wsClose(ws: ServerWebSocket<WsTunnel>, code: number) {
     this.#sockets.delete(ws);
     clientClosed(ws.data, code);
     this.#wsEvent(ws.data, "close");

@@ -1,15 +1,16 @@
 /**
- * WebSocket relay (CLIENTS.md Codex, SPEC §4 `/ws?url=`): the client's upgrade completes only after
- * the upstream answered 101; frames pass both ways unchanged; every client frame goes through the
- * request-scanning hook first (in order), and a block closes both sides with 1008 (policy violation).
+ * WebSocket tunnels through the proxy (Codex's Responses socket on a provider path, and `/ws?url=`):
+ * the client's upgrade completes only after the upstream answered 101; frames pass both ways
+ * unchanged; every client frame goes through the request-scanning hook first (in order), and a
+ * block closes both sides with 1008 (policy violation).
  */
 import type { Server, ServerWebSocket } from "bun";
 import type { UpstreamTls } from "../config/load.ts";
 import type { ProviderLabel, SessionContext } from "../core/types.ts";
 import { upstreamRequestHeaders } from "./headers.ts";
 
-export interface WsRelayData {
-  kind: "relay";
+export interface WsTunnel {
+  kind: "tunnel";
   id: string;
   provider: ProviderLabel;
   target: string;
@@ -109,14 +110,14 @@ export function connectUpstream(
 /** A connected upstream, as `connectUpstream` answers it. */
 export type OpenUpstream = Extract<Awaited<ReturnType<typeof connectUpstream>>, { ok: true }>;
 
-/** The state of one relayed WebSocket: the client's upgrade request, the open upstream, and what names it. */
-export function relayData(
+/** The state of one WebSocket tunnel: the client's upgrade request, the open upstream, and what names it. */
+export function tunnelData(
   req: Request,
   up: OpenUpstream,
-  named: Pick<WsRelayData, "id" | "provider" | "target" | "path" | "session">,
-): WsRelayData {
+  named: Pick<WsTunnel, "id" | "provider" | "target" | "path" | "session">,
+): WsTunnel {
   return {
-    kind: "relay",
+    kind: "tunnel",
     ...named,
     origin: req.headers.get("origin"),
     headers: req.headers,
@@ -133,13 +134,13 @@ export function relayData(
   };
 }
 
-export function upgradeClient(req: Request, server: Server<WsRelayData>, data: WsRelayData): boolean {
+export function upgradeClient(req: Request, server: Server<WsTunnel>, data: WsTunnel): boolean {
   const proto = data.upstream.protocol;
   return server.upgrade(req, { data, headers: proto ? { "sec-websocket-protocol": proto } : undefined });
 }
 
 /** The client side closed: close the upstream side with a code it may send (once). */
-export function clientClosed(d: WsRelayData, code: number): void {
+export function clientClosed(d: WsTunnel, code: number): void {
   if (d.closed) return;
   d.closed = true;
   d.closeCode = code;
@@ -151,7 +152,7 @@ export function clientClosed(d: WsRelayData, code: number): void {
 }
 
 /** Wire the upstream's events to the client once the client side is open. */
-export function bridge(ws: ServerWebSocket<WsRelayData>, onClose: (code: number) => void): void {
+export function bridge(ws: ServerWebSocket<WsTunnel>, onClose: (code: number) => void): void {
   const d = ws.data;
   const up = d.upstream;
   d.detachEarly();

@@ -10,7 +10,7 @@ import { Bus } from "../core/bus.ts";
 import { Logger } from "../core/log.ts";
 import type { RuleDef } from "../core/types.ts";
 import type { RuleFilter } from "../store/rules.ts";
-import { rulesInForce } from "./engine.ts";
+import { rulesInForce } from "./setup.ts";
 
 /** The API's filter semantics in memory: comma-separated search terms match name or description (OR). */
 export function filterRules(rules: RuleDef[], f: RuleFilter): RuleDef[] {

@@ -5,7 +5,7 @@
  * are joined afterwards. Small jobs stay in-process, where starting workers would cost more than it
  * saves. A worker that fails hands its work back (the main thread scans it).
  */
-import { makeTextScanner, type ScanSetup } from "./engine.ts";
+
 import {
   isBinary,
   joinRanges,
@@ -15,6 +15,7 @@ import {
   scanFile,
   scanRange,
 } from "./file.ts";
+import { makeTextScanner, type ScanSetup } from "./setup.ts";
 import type { FileResult } from "./types.ts";
 import type { FileEntry } from "./walk.ts";
 import type { TextScanner } from "./window.ts";

@@ -10,8 +10,8 @@
  */
 import { ConfigError, loadConfigQuick } from "../config/files.ts";
 import type { RuleDef } from "../core/types.ts";
-import type { ScanSetup } from "./engine.ts";
 import type { ScanReport } from "./report.ts";
+import type { ScanSetup } from "./setup.ts";
 import type { FileResult, ScanFinding } from "./types.ts";
 import { type FileEntry, pathSkipper, walk } from "./walk.ts";
 import { defaultJobs, PARALLEL_MIN_BYTES, ScanWorker } from "./workers.ts";
@@ -69,7 +69,7 @@ export async function loadSetup(
     }
   }
   if (problems.length) throw new ScanError(`invalid rules file:\n${problems.join("\n")}`);
-  const { rulesInForce } = await import("./engine.ts");
+  const { rulesInForce } = await import("./setup.ts");
   const rules = rulesInForce(config, { builtin: !opts.noDefaultRules, extra });
   return { setup: { config, rules } satisfies ScanSetup, warnings };
 }
@@ -111,7 +111,7 @@ async function scanAll(
   if (opts.diff !== undefined) {
     mode = "diff";
     const { addedLines, GitError, scanAdded } = await import("./diff.ts");
-    const { makeTextScanner } = await import("./engine.ts");
+    const { makeTextScanner } = await import("./setup.ts");
     try {
       const { top, files: added } = await addedLines({ ref: opts.diff, cwd, paths: opts.paths });
       const scan = makeTextScanner(setup);
@@ -123,7 +123,7 @@ async function scanAll(
   } else {
     if (wantStdin) {
       if (paths.length === 0) mode = "stdin";
-      const { makeTextScanner } = await import("./engine.ts");
+      const { makeTextScanner } = await import("./setup.ts");
       const { scanStream } = await import("./file.ts");
       const scan = makeTextScanner(setup);
       files.push(

@@ -4,8 +4,9 @@
  * `{type:"init", setup}` | `{type:"scan", id, items}`; out `{type:"loaded"}` (the module is loaded,
  * see workers.ts) | `{type:"ready"}` | `{type:"done", id, results}` | `{type:"failed", message}`.
  */
-import { makeTextScanner, type ScanSetup } from "./engine.ts";
+
 import { runItem, type WorkItem, type WorkResult } from "./pool.ts";
+import { makeTextScanner, type ScanSetup } from "./setup.ts";
 import type { TextScanner } from "./window.ts";
 
 declare const self: Worker;

@@ -1,6 +1,6 @@
 /**
  * Precision and recall per detector family on the labeled corpus (test/corpus/corpus.ts), through
- * the scanner as the proxy uses it. Targets: ≥ 0.95 each. The table is printed.
+ * the payload pipeline as `sluice scan` gives it a text. Targets: ≥ 0.95 each. The table is printed.
  */
 import { expect, test } from "bun:test";
 import { defaultConfig } from "../../src/config/schema.ts";
@@ -17,7 +17,7 @@ const pipeline = createPipeline({
   rulesVersion: () => 1,
   hmacKey: null,
 });
-const scanText = (text: string, path: string) => pipeline.inspect(textPayload(text, path)).findings;
+const findingsIn = (text: string, path: string) => pipeline.inspect(textPayload(text, path)).findings;
 const FAMILIES = ["secrets", "pii", "proprietary"] as const;
 
 test("every community rule has a positive in the corpus", () => {
@@ -30,7 +30,7 @@ test("precision and recall per family are at least 0.95", () => {
     FAMILIES.map((f) => [f, { tp: 0, fn: 0, fp: 0, missed: [] as string[], wrong: [] as string[] }]),
   );
   for (const pos of positives()) {
-    const found = scanText(pos.text, `corpus/${pos.rule}`);
+    const found = findingsIn(pos.text, `corpus/${pos.rule}`);
     const st = stats[pos.family]!;
     if (found.some((f) => f.rule === pos.rule)) st.tp++;
     else {
@@ -47,7 +47,8 @@ test("precision and recall per family are at least 0.95", () => {
     stats[fam]!.fp++;
     stats[fam]!.wrong.push(`${f.rule} in ${where} (${f.preview})`);
   }
-  for (const neg of negatives()) for (const f of scanText(neg.text, `corpus/${neg.kind}`)) count(f, neg.kind);
+  for (const neg of negatives())
+    for (const f of findingsIn(neg.text, `corpus/${neg.kind}`)) count(f, neg.kind);
   const rows = FAMILIES.map((fam) => {
     const s = stats[fam]!;
     const precision = s.tp + s.fp === 0 ? 1 : s.tp / (s.tp + s.fp);
@@ -79,7 +80,7 @@ test("real text: ~3 MB of installed dependencies' sources and READMEs raise no s
   const { prose, code } = corpus();
   const text = [...prose, ...code].join("\n");
   expect(text.length).toBeGreaterThan(1_000_000);
-  const found = scanText(text, "node_modules");
+  const found = findingsIn(text, "node_modules");
   console.log(
     `real text: ${(text.length / 1e6).toFixed(1)} MB, findings: ${found.map((f) => `${f.rule} ${f.preview}`).join("; ") || "none"}`,
   );

@@ -1,5 +1,5 @@
 /**
- * WebSocket relay: Codex's `GET /v1/responses` upgrade relayed to the upstream as wss://, frames both
+ * WebSocket tunnels: Codex's `GET /v1/responses` upgrade relayed to the upstream as wss://, frames both
  * ways unchanged, each client frame through the hook, block closes with 1008; the upgrade completes
  * only after the upstream's 101; `/ws?url=` accepts only ws:// and wss:// targets.
  */

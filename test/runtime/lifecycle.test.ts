@@ -1,5 +1,5 @@
 /**
- * Lifecycle of `sluice serve` as a subprocess (SPEC §3): config errors exit 2 with a message and no
+ * Lifecycle of `sluice serve` as a subprocess: config errors exit 2 with a message and no
  * stack trace; SIGHUP with a bad file keeps the old config; SIGHUP with a new port rebinds without
  * dropping a request in flight; SIGTERM drains a request in flight, then prints the session summary;
  * a second signal exits at once.

@@ -1,5 +1,5 @@
 /**
- * The scanner behind the hook: policy (rule → detector → default action, strongest wins), allowlists,
+ * The payload pipeline: policy (rule → detector → default action, strongest wins), allowlists,
  * masked previews and hashes, redaction through the hook, per-session dedup (a secret in turn 1 still
  * blocks in turn 5; only new segments are scanned; memory bounded), config-provided rules, limits,
  * and the property that any split of a conversation into turns gives the same findings.
@@ -30,15 +30,11 @@ function setup(mutate: (c: Config) => void = () => {}, rules: RuleDef[] = loadBu
     rulesVersion: () => version,
     hmacKey: KEY,
   });
-  const scanner = {
-    hook: pipeline.hook,
-    stats: pipeline.stats,
-    /** A text as `sluice scan` gives it to the pipeline. */
-    scanText: (text: string, path = "text") => pipeline.inspect(textPayload(text, path)).findings,
-  };
   return {
     cfg,
-    scanner,
+    pipeline,
+    /** The findings of a text as `sluice scan` gives it to the pipeline. */
+    file: (text: string, path = "text") => pipeline.inspect(textPayload(text, path)).findings,
     setRules(r: RuleDef[]) {
       current = r;
       version++;
@@ -48,7 +44,7 @@ function setup(mutate: (c: Config) => void = () => {}, rules: RuleDef[] = loadBu
         typeof body === "string"
           ? new TextEncoder().encode(body)
           : new TextEncoder().encode(JSON.stringify(body));
-      return scanner.hook({
+      return pipeline.hook({
         provider,
         method: "POST",
         path: "/v1/messages",
@@ -129,7 +125,7 @@ describe("policy", () => {
     const s = setup();
     const v = s.scan(msgs(small, large, small));
     const alone = (t: string, path: string) =>
-      s.scanner.scanText(t, path).map((f) => [f.rule, f.path, f.start, f.end, f.decoded]);
+      s.file(t, path).map((f) => [f.rule, f.path, f.start, f.end, f.decoded]);
     expect(v.findings.map((f) => [f.rule, f.path, f.start, f.end, f.decoded])).toEqual([
       ...alone(small, "messages[0].content"),
       ...alone(large, "messages[1].content"),
@@ -150,14 +146,14 @@ describe("policy", () => {
     // and the collector's own bookkeeping. Less than one text's size proves none is retained.
     const s = setup();
     const kept: unknown[] = [];
-    s.scanner.scanText(`warm up ${AWS_ID}`); // compile the engine before measuring
+    s.file(`warm up ${AWS_ID}`); // compile the engine before measuring
     s.scan(msgs(`warm up ${GH}`), "warm");
     Bun.gc(true);
     const base = heapStats().heapSize;
     for (let round = 0; round < 2; round++) {
       const filler = `let v${round} = compute(${round}, 2, 3); // some code here\n`.repeat(400_000);
       const big = `${filler} key ${AWS_ID} and ${GH}\n${filler}`;
-      kept.push(s.scanner.scanText(big, "big.ts"));
+      kept.push(s.file(big, "big.ts"));
       kept.push(s.scan(msgs(big), `retain-${round}`));
     }
     Bun.gc(true);
@@ -223,7 +219,7 @@ describe("policy", () => {
     ];
     for (const b of bodies) {
       const bytes = typeof b === "string" ? new TextEncoder().encode(b) : b;
-      const v = s.scanner.hook({
+      const v = s.pipeline.hook({
         provider: "unknown",
         method: "POST",
         path: "/x",
@@ -260,8 +256,8 @@ describe("policy", () => {
     };
     const s = setup();
     const v = s.scan(body);
-    // scanText (MCP tool arguments, with paths built from their keys) masks the same way.
-    expect(s.scanner.scanText("mail jane.doe@acme-corp.io", `arguments.env.${AWS_ID}`)[0]!.path).toBe(
+    // A text given with a path built from keys (as MCP arguments once were) masks the same way.
+    expect(s.file("mail jane.doe@acme-corp.io", `arguments.env.${AWS_ID}`)[0]!.path).toBe(
       `arguments.env.${maskValue(AWS_ID)}`,
     );
     const emails = v.findings.filter((f) => f.rule === "email_address");
@@ -302,10 +298,7 @@ describe("allowlists", () => {
       "pass",
     );
     expect(
-      setup((c) => (c.allowlists.paths = ["*/fixtures/*"])).scanner.scanText(
-        `k ${AWS_ID}`,
-        "test/fixtures/a.txt",
-      ),
+      setup((c) => (c.allowlists.paths = ["*/fixtures/*"])).file(`k ${AWS_ID}`, "test/fixtures/a.txt"),
     ).toEqual([]);
   });
 });
@@ -321,9 +314,9 @@ describe("session dedup", () => {
         `turn ${turn} reply with enough words to be remembered`,
         `turn ${turn} question, again long enough`,
       );
-      const before = s.scanner.stats();
+      const before = s.pipeline.stats();
       const v = s.scan(msgs(...history), "conv");
-      const after = s.scanner.stats();
+      const after = s.pipeline.stats();
       expect(v.action).toBe("block");
       expect(v.findings.filter((f) => f.rule === "aws_access_key_id").map((f) => f.path)).toEqual([
         "messages[0].content",
@@ -355,7 +348,7 @@ describe("session dedup", () => {
     });
     for (const id of ["a", "b", "c"])
       s.scan(msgs(...Array.from({ length: 6 }, (_, i) => `session ${id} message number ${i} is long`)), id);
-    const st = s.scanner.stats();
+    const st = s.pipeline.stats();
     expect(st.sessions).toBe(2);
     expect(st.fingerprints).toBeLessThanOrEqual(6);
   });
