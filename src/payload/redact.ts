@@ -59,45 +59,91 @@ export function redactText(text: string, edits: RedactEdit[]): string {
   return out + text.slice(at);
 }
 
-/**
- * Apply edits to a raw JSON text. Throws when the text is not JSON. An edit whose path names no string
- * (or whose range does not fit in it) is left out and given to `missed`, which may throw.
- */
-export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: RedactEdit) => void): string {
-  const byPath = normalize(edits);
-  if (byPath.size === 0) return raw;
-  const applied = new Set<RedactEdit>();
-  const parts: string[] = [];
-  let copied = 0;
-  let i = 0;
-  const n = raw.length;
+/** Reads the tokens of a raw JSON text left to right; `i` is the offset of the next character. */
+class Tokens {
+  i = 0;
+  constructor(readonly raw: string) {}
 
-  const ws = () => {
-    while (i < n) {
-      const c = raw.charCodeAt(i);
-      if (c === 32 || c === 10 || c === 13 || c === 9) i++;
+  /** The next character that is not whitespace (skipping it). */
+  next(): string | undefined {
+    const raw = this.raw;
+    while (this.i < raw.length) {
+      const c = raw.charCodeAt(this.i);
+      if (c === 32 || c === 10 || c === 13 || c === 9) this.i++;
       else break;
     }
-  };
-  const fail = (what: string): never => {
-    throw new SyntaxError(`redact: ${what} at offset ${i}`);
-  };
+    return raw[this.i];
+  }
 
-  /** Skip a string token starting at raw[i] === '"'; returns [start, end) of its raw content. */
-  const skipString = (): [number, number] => {
-    const s = ++i;
+  fail(what: string): never {
+    throw new SyntaxError(`redact: ${what} at offset ${this.i}`);
+  }
+
+  /** A string token at raw[i] === '"'; returns [start, end) of its raw content. */
+  string(): [number, number] {
+    const raw = this.raw;
+    const s = ++this.i;
     for (;;) {
-      const c = raw.charCodeAt(i);
+      const c = raw.charCodeAt(this.i);
       if (c === 34) break;
-      if (c === 92) i += 2;
-      else if (Number.isNaN(c)) fail("unterminated string");
-      else i++;
+      if (c === 92) this.i += 2;
+      else if (Number.isNaN(c)) this.fail("unterminated string");
+      else this.i++;
     }
-    return [s, i++];
-  };
+    return [s, this.i++];
+  }
 
-  const editString = (s: number, e: number, list: RedactEdit[]) => {
+  /** A key and its colon; returns the key, or null when `read` is false (it is only skipped). */
+  key(read: boolean): string | null {
+    if (this.next() !== '"') this.fail("expected a key");
+    const [s, e] = this.string();
+    if (this.next() !== ":") this.fail("expected ':'");
+    this.i++;
+    return read ? (JSON.parse(this.raw.slice(s - 1, e + 1)) as string) : null;
+  }
+
+  /** A number, true, false or null. */
+  scalar(): void {
+    const m = /^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(
+      this.raw.slice(this.i, this.i + 64),
+    );
+    if (!m) this.fail("unexpected token");
+    this.i += m[0].length;
+  }
+}
+
+/**
+ * Where the walk is: the edit paths that start with the current path, and the current path's
+ * length. A child's path is its parent's plus a suffix, so each step compares only that suffix
+ * (deep nesting costs linear time, and no path string is built); containers no edit path starts
+ * with are walked with no candidates left.
+ */
+interface Place {
+  paths: string[];
+  length: number;
+}
+
+function childPlace(at: Place, key: string | number): Place {
+  if (at.paths.length === 0) return at;
+  const suffix = keySuffix(at.length === 0, key);
+  return {
+    paths: at.paths.filter((p) => p.startsWith(suffix, at.length)),
+    length: at.length + suffix.length,
+  };
+}
+
+/** The text being rebuilt: raw text copied up to each edited span, then its replacement. */
+class Splice {
+  readonly parts: string[] = [];
+  readonly applied = new Set<RedactEdit>();
+  copied = 0;
+
+  constructor(readonly raw: string) {}
+
+  /** Apply `list` (sorted, not overlapping) to the string whose raw content is raw[s, e). */
+  string(s: number, e: number, list: RedactEdit[]): void {
     // Walk the raw content, counting decoded UTF-16 units, and replace the raw span of each edit.
+    const raw = this.raw;
     let decoded = 0;
     let k = s;
     let idx = 0;
@@ -106,9 +152,9 @@ export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: Red
       const ed = list[idx]!;
       if (editStartRaw < 0 && decoded === ed.start) editStartRaw = k;
       if (editStartRaw >= 0 && decoded === ed.end) {
-        parts.push(raw.slice(copied, editStartRaw), ed.replacement);
-        applied.add(ed);
-        copied = k;
+        this.parts.push(raw.slice(this.copied, editStartRaw), ed.replacement);
+        this.applied.add(ed);
+        this.copied = k;
         editStartRaw = -1;
         idx++;
         continue;
@@ -118,82 +164,64 @@ export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: Red
       else k++;
       decoded++;
     }
-  };
+  }
 
-  // Where the walk is, as the edit paths that start with the current path and the current path's
-  // length: a child's path is its parent's plus a suffix, so each step compares only that suffix
-  // (deep nesting costs linear time, and no path string is built). Containers no edit path
-  // starts with are walked with no candidates left.
-  type At = { paths: string[]; length: number };
-  const step = (at: At, key: string | number): At => {
-    if (at.paths.length === 0) return at;
-    const suffix = keySuffix(at.length === 0, key);
-    return {
-      paths: at.paths.filter((p) => p.startsWith(suffix, at.length)),
-      length: at.length + suffix.length,
-    };
-  };
-  /** The edits of the string at `at` (a string at the root has the path ROOT_PATH). */
-  const editsAt = (at: At): RedactEdit[] | undefined => {
-    if (at.length === 0) return byPath.get(ROOT_PATH);
-    const p = at.paths.find((q) => q.length === at.length);
-    return p === undefined ? undefined : byPath.get(p);
-  };
+  finish(): string {
+    this.parts.push(this.raw.slice(this.copied));
+    return this.parts.join("");
+  }
+}
 
-  /** A key and its colon, at raw[i]; returns where the value that follows is. */
-  const key = (parent: At): At => {
-    ws();
-    if (raw[i] !== '"') fail("expected a key");
-    const [ks, ke] = skipString();
-    ws();
-    if (raw[i] !== ":") fail("expected ':'");
-    i++;
-    return parent.paths.length === 0 ? parent : step(parent, JSON.parse(raw.slice(ks - 1, ke + 1)) as string);
+/**
+ * Apply edits to a raw JSON text. Throws when the text is not JSON. An edit whose path names no string
+ * (or whose range does not fit in it) is left out and given to `missed`, which may throw.
+ */
+export function redactJson(raw: string, edits: RedactEdit[], missed?: (edit: RedactEdit) => void): string {
+  const byPath = normalize(edits);
+  if (byPath.size === 0) return raw;
+  const t = new Tokens(raw);
+  const out = new Splice(raw);
+  const key = (at: Place) => {
+    const name = t.key(at.paths.length > 0);
+    return name === null ? at : childPlace(at, name);
   };
-
   // The containers open around the value being read, innermost last: an explicit stack, so that
   // nesting as deep as JSON.parse accepts cannot overflow the call stack.
-  const open: { array: boolean; at: At; index: number }[] = [];
-  let at: At = { paths: [...byPath.keys()], length: 0 };
+  const open: { array: boolean; at: Place; index: number }[] = [];
+  let at: Place = { paths: [...byPath.keys()], length: 0 };
   for (;;) {
-    ws();
-    const c = raw[i];
+    const c = t.next();
     if (c === '"') {
-      const [s, e] = skipString();
-      const list = at.paths.length > 0 ? editsAt(at) : undefined;
-      if (list) editString(s, e, list);
+      const [s, e] = t.string();
+      // A string at the root has the path ROOT_PATH.
+      const path = at.length === 0 ? ROOT_PATH : at.paths.find((p) => p.length === at.length);
+      const list = path === undefined ? undefined : byPath.get(path);
+      if (list) out.string(s, e, list);
     } else if (c === "{" || c === "[") {
-      i++;
-      ws();
-      if (raw[i] === (c === "{" ? "}" : "]")) i++;
+      t.i++;
+      if (t.next() === (c === "{" ? "}" : "]")) t.i++;
       else {
         open.push({ array: c === "[", at, index: 0 });
-        at = c === "{" ? key(at) : step(at, 0);
+        at = c === "{" ? key(at) : childPlace(at, 0);
         continue;
       }
-    } else {
-      // number, true, false, null
-      const m = /^(?:-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|true|false|null)/.exec(raw.slice(i, i + 64));
-      if (!m) fail("unexpected token");
-      i += m![0].length;
-    }
+    } else t.scalar();
     // A value ended: close the containers it ended, then go on with the next sibling, if any.
-    let next = false;
-    while (open.length > 0 && !next) {
+    let sibling = false;
+    while (open.length > 0 && !sibling) {
       const top = open[open.length - 1]!;
-      ws();
-      if (raw[i] === ",") {
-        i++;
-        at = top.array ? step(top.at, ++top.index) : key(top.at);
-        next = true;
-      } else if (raw[i] === (top.array ? "]" : "}")) {
-        i++;
+      const d = t.next();
+      if (d === ",") {
+        t.i++;
+        at = top.array ? childPlace(top.at, ++top.index) : key(top.at);
+        sibling = true;
+      } else if (d === (top.array ? "]" : "}")) {
+        t.i++;
         open.pop();
-      } else fail(top.array ? "expected ',' or ']'" : "expected ',' or '}'");
+      } else t.fail(top.array ? "expected ',' or ']'" : "expected ',' or '}'");
     }
-    if (!next) break;
+    if (!sibling) break;
   }
-  if (missed) for (const list of byPath.values()) for (const e of list) if (!applied.has(e)) missed(e);
-  parts.push(raw.slice(copied));
-  return parts.join("");
+  if (missed) for (const list of byPath.values()) for (const e of list) if (!out.applied.has(e)) missed(e);
+  return out.finish();
 }
