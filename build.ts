@@ -77,7 +77,7 @@ export function identity(env = process.env): BuildIdentity {
 /** What each program is made of, besides the build identity every binary carries. */
 function programOptions(program: Program) {
   if (program === "sluice-agent")
-    // The agent supervises, serves two endpoints and writes service files: none of the engine.
+    // The agent supervises, serves two endpoints and writes service files: none of the matcher.
     return { entrypoints: [join(import.meta.dir, "src/agent/cli.ts")], define: {}, splitting: false };
   return {
     // The scan worker is a second entrypoint so that `sluice scan` can start workers in the binary.
@@ -87,7 +87,7 @@ function programOptions(program: Program) {
       // string each) parsed when first needed (src/detect/builtin.ts, precomputed.ts).
       SLUICE_BUILTIN_RULES: JSON.stringify(JSON.stringify(builtinRuleData())),
       SLUICE_PATTERN_ANALYSES: JSON.stringify(JSON.stringify(builtinAnalyses())),
-      SLUICE_ENGINE_SNAPSHOT: JSON.stringify(JSON.stringify(builtinSnapshot())),
+      SLUICE_MATCHER_SNAPSHOT: JSON.stringify(JSON.stringify(builtinSnapshot())),
       // The character loop's WebAssembly, assembled now (~1 ms at every thread's start otherwise).
       SLUICE_CHAR_KERNEL: JSON.stringify(kernelModuleBytes().toHex()),
     },

@@ -1,10 +1,10 @@
 /**
- * Live pattern testing in the browser with the engine's own code (src/detect/pattern.ts, pure): a
+ * Live pattern testing in the browser with the matcher's own code (src/detect/pattern.ts, pure): a
  * leading `(?i)`/`(?s)` sets flags, a capture group makes group 1 the match, a pattern that matches
  * empty text is refused, and a repeated quantifier inside a repeated group (catastrophic
  * backtracking) is refused before the server is asked. The server's timed trial still has the last word.
  */
-import { compilePattern as engineCompile, patternParts } from "../src/detect/pattern.ts";
+import { compilePattern as matcherCompile, patternParts } from "../src/detect/pattern.ts";
 import { nestedQuantifier, parseRegex } from "../src/detect/regex-ast.ts";
 
 export interface PatternMatch {
@@ -18,14 +18,14 @@ export type PatternResult =
   | { ok: false; error: string };
 
 export function compilePattern(pattern: string): RegExp {
-  return engineCompile(pattern, "gd");
+  return matcherCompile(pattern, "gd");
 }
 
-/** The engine's static checks, without its timed trial (which needs process CPU time). */
+/** The matcher's static checks, without its timed trial (which needs process CPU time). */
 export function checkPattern(pattern: string): { error?: string; warning?: string } {
   let re: RegExp;
   try {
-    re = engineCompile(pattern);
+    re = matcherCompile(pattern);
   } catch (err) {
     return { error: (err as Error).message };
   }
@@ -36,7 +36,7 @@ export function checkPattern(pattern: string): { error?: string; warning?: strin
       return { error: `the pattern can backtrack catastrophically: it has ${nested}` };
     if (nested) return { warning: `the pattern has ${nested}; the server may refuse it as too slow` };
   } catch {
-    /* the parser is stricter than the engine; the server decides */
+    /* the parser is stricter than the RegExp engine; the server decides */
   }
   return {};
 }

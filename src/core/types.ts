@@ -115,7 +115,7 @@ export interface Segment {
 }
 
 /**
- * A finding as it leaves the engine for the rest of sluice: never the raw value.
+ * A finding as it leaves the payload pipeline for the rest of sluice: never the raw value.
  * `start`/`end` are offsets into the segment's text (UTF-16 code units).
  */
 export interface Finding {

@@ -42,7 +42,7 @@ export interface PatternAnalysis {
   letters: boolean;
   /** The fewest of each COUNTED character a match needs (regex-ast.ts minCounts). */
   needs: number[];
-  /** False when our parser cannot read the pattern (the engine then runs it over the whole text). */
+  /** False when our parser cannot read the pattern (the matcher then runs it over the whole text). */
   parsed: boolean;
 }
 

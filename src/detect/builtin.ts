@@ -8,7 +8,7 @@ import { RULE_FILES } from "../../rules/index.ts";
 import type { RuleDef } from "../core/types.ts";
 import { parseBuiltinRules, type RuleProblem, ruleFromRaw } from "./builtin-rules.ts";
 import { compileRules } from "./compile.ts";
-import { scanText } from "./engine.ts";
+import { scanText } from "./matcher.ts";
 import { checkUserPattern, compilePattern } from "./pattern.ts";
 
 export type { RuleProblem } from "./builtin-rules.ts";
@@ -126,14 +126,14 @@ export function validateRules(
         continue;
       }
     }
-    const engine = compileRules([{ ...rule, enabled: true }], { trusted: () => true });
+    const matcher = compileRules([{ ...rule, enabled: true }], { trusted: () => true });
     for (const ex of rule.examples ?? []) {
-      const found = scanText(engine, ex, { encoding: null }).some((m) => m.rule.name === rule.name);
+      const found = scanText(matcher, ex, { encoding: null }).some((m) => m.rule.name === rule.name);
       if (!found)
         problems.push({ ...at(rule.name), message: `example does not match: ${JSON.stringify(ex)}` });
     }
     for (const ex of rule.negative_examples ?? []) {
-      const found = scanText(engine, ex, { encoding: null }).some((m) => m.rule.name === rule.name);
+      const found = scanText(matcher, ex, { encoding: null }).some((m) => m.rule.name === rule.name);
       if (found)
         problems.push({ ...at(rule.name), message: `negative example matches: ${JSON.stringify(ex)}` });
     }

@@ -59,7 +59,7 @@ function fitsNeeds(needs: Int32Array, have: Int32Array): boolean {
  * fifteen digits). Hex ids and hashes, with letters between their digits, are not such clusters.
  */
 export function letterFreeClusters(st: ScanState): void {
-  const { engine, text } = st;
+  const { matcher, text } = st;
   const counts = new Int32Array(NCOUNTED);
   const best = new Int32Array(NCOUNTED);
   LETTER_FREE_CLUSTER.lastIndex = 0;
@@ -71,8 +71,8 @@ export function letterFreeClusters(st: ScanState): void {
     const s = before === 43 || before === 40 ? m.index - 1 : m.index;
     const e = m.index + m[0].length;
     countCluster(text, Math.max(0, s - 2), Math.min(text.length, e + 2), counts, best);
-    for (const ri of engine.digitRules) {
-      const rule = engine.rules[ri]!;
+    for (const ri of matcher.digitRules) {
+      const rule = matcher.rules[ri]!;
       if (!rule.letters && fitsNeeds(rule.needs!, best)) runWindow(st, ri, s - 8, e + 8, s);
     }
   }
@@ -86,7 +86,7 @@ export function letterFreeClusters(st: ScanState): void {
  * Returns where the cluster ends (-1 when `p` is no such spot).
  */
 export function hexColonAt(st: ScanState, p: number): number {
-  const { engine, text } = st;
+  const { matcher, text } = st;
   const n = text.length;
   // A colon after a hex digit, then at most four hex digits and another colon.
   if (p === 0 || HEX_CLASS[text.charCodeAt(p - 1)] !== 1) return -1;
@@ -114,8 +114,8 @@ export function hexColonAt(st: ScanState, p: number): number {
       if (idx > 0) counts[ANY_SEP]!++;
     }
   }
-  for (const ri of engine.digitRules) {
-    const rule = engine.rules[ri]!;
+  for (const ri of matcher.digitRules) {
+    const rule = matcher.rules[ri]!;
     if (rule.letters && fitsNeeds(rule.needs!, counts)) runWindow(st, ri, s - 8, e + 8, s);
   }
   return e;

@@ -1,5 +1,5 @@
 /**
- * Compilation: RuleDef[] → Engine (engine.ts says what an engine is).
+ * Compilation: RuleDef[] → Matcher (matcher.ts says what a matcher is).
  *
  * For each rule, what its pattern's analysis (analysis.ts) found decides how it is triggered: by a
  * literal (hooked in the character loop by its rarest trigram in code), by its first three
@@ -11,6 +11,7 @@ import type { RuleDef } from "../core/types.ts";
 import { analyzePattern, type PatternAnalysis } from "./analysis.ts";
 import { HEX_DIGITS, TRI_MASK, triHash } from "./chars.ts";
 import codeTrigramsText from "./code-trigrams.json" with { type: "text" };
+import { MAX_LITERAL, TRI_LITERAL, TRI_SPOT } from "./kernel.ts";
 import type {
   Anchor,
   AnchorLit,
@@ -18,9 +19,8 @@ import type {
   ClassAnchor,
   CompiledRule,
   CompileProblem,
-  Engine,
-} from "./engine.ts";
-import { MAX_LITERAL, TRI_LITERAL, TRI_SPOT } from "./kernel.ts";
+  Matcher,
+} from "./matcher.ts";
 import { compilePattern } from "./pattern.ts";
 
 /** The longest reach of a window past its literal, for patterns without a bound. */
@@ -38,7 +38,7 @@ const MAX_CLASS_TRIGRAMS = 8192;
  * of open-source JavaScript, TypeScript and Markdown; absent = rarer than 20 per MB).
  */
 let codeTrigrams: Record<string, number> | null = null;
-// Parsed on first use: a thread that restores a compiled engine (snapshot.ts) never needs it.
+// Parsed on first use: a thread that restores a compiled matcher (snapshot.ts) never needs it.
 const freqOf = (tri: string) =>
   (codeTrigrams ??= JSON.parse(codeTrigramsText as unknown as string) as Record<string, number>)[tri] ?? 0;
 
@@ -140,7 +140,7 @@ function followTable(f: { skip: string; need: string }, ci: boolean): Uint8Array
 }
 
 /**
- * Compile rules into an engine. Disabled rules are skipped; a rule whose pattern does not compile is
+ * Compile rules into a matcher. Disabled rules are skipped; a rule whose pattern does not compile is
  * skipped and reported in `problems` (validation of user input happens before, with checkUserPattern).
  */
 export interface CompileOptions {
@@ -153,7 +153,7 @@ export interface CompileOptions {
   analyses?: Readonly<Record<string, PatternAnalysis>>;
 }
 
-export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Engine {
+export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Matcher {
   const trusted = opts.trusted ?? ((d: RuleDef) => d.source === "builtin");
   const analyses = opts.analyses ?? {};
   const rules: CompiledRule[] = [];

@@ -1,12 +1,12 @@
 /**
  * Decoding: the spans of a text that are base64, hex, URL-encoded or unicode-escaped and decode to
- * printable text, so that the engine can scan them again (engine.ts, up to `max_depth` levels).
+ * printable text, so that the matcher can scan them again (matcher.ts, up to `max_depth` levels).
  * Candidates are rejected by cheap looks before anything is decoded: base64/hex runs come from the
  * character loop, base64 of text has a known first character in every 4-character group, and only a
  * prefix is decoded before the whole.
  */
 import { HEX_CLASS } from "./chars.ts";
-import type { EncodingOptions } from "./engine.ts";
+import type { EncodingOptions } from "./matcher.ts";
 
 /**
  * Starts of base64/hex runs at least `runMin` long (the hot loop counts the current run; 0 = none

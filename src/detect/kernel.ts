@@ -1,7 +1,7 @@
 /**
- * The engine's character loop (loop.ts charPass and the literal checks of literalHits) as a small
+ * The matcher's character loop (loop.ts charPass and the literal checks of literalHits) as a small
  * WebAssembly module, assembled here from a few dozen opcodes. It reads every character of every
- * scanned text, so it is where the engine is limited by how fast a loop runs rather than by how
+ * scanned text, so it is where the matcher is limited by how fast a loop runs rather than by how
  * much it has to do. WebAssembly is fast from its first call (no JIT warm-up on type feedback), which
  * is what a short `sluice scan` gains; in a long-running proxy, where the JavaScript loop reaches the
  * top JIT tier, the two are about even (docs/benchmarks.md).
@@ -24,15 +24,15 @@
  * is all ASCII, so its start is its byte offset less `adj`.
  *
  * The hash is that of the JavaScript loop (which folds a code unit to its low 8 bits). For ASCII the
- * two agree; a hook with a non-ASCII character would not, so an engine uses the kernel only when all
+ * two agree; a hook with a non-ASCII character would not, so a matcher uses the kernel only when all
  * its literals and class anchors are ASCII and no literal is longer than MAX_LITERAL
- * (Engine.byteHooks).
+ * (Matcher.byteHooks).
  *
  * const k = charKernel(); // null where WebAssembly is unavailable: use the JavaScript loop
- * const r = k.run(text, engine, 16, runs); // r.spots, r.lits (start, literal index) pairs, r.literals
+ * const r = k.run(text, matcher, 16, runs); // r.spots, r.lits (start, literal index) pairs, r.literals
  *
  * The kernel is per thread (each worker instantiates its own); `run` is not re-entrant, and the
- * engine never calls it while using its result. Its memory is resident, so it starts small (room
+ * matcher never calls it while using its result. Its memory is resident, so it starts small (room
  * for 1 MB of text); a text that grows it past KEEP_TEXT retires the instance after the call.
  */
 
@@ -49,14 +49,14 @@ export const TRI_SPOT = 2;
 const TRI_BITS = 18;
 const TRI_SIZE = 1 << TRI_BITS;
 
-// Memory layout (bytes). Header: the loop's state between calls, and where the engine's tables are.
+// Memory layout (bytes). Header: the loop's state between calls, and where the matcher's tables are.
 const H_RUNS = 0; // out: runs found in the last call
 const H_HASH = 4; // in/out: rolling trigram hash
 const H_RUN = 8; // in/out: length of the current base64/hex run
 const H_ADJ = 12; // in/out: bytes minus code units so far
 const H_NL = 16; // out: literals found in the last call
 const H_OVER = 24; // out: 1 when more literals were found than LIT_CAP
-const H_BIGRAM = 28; // the engine's tables: addresses
+const H_BIGRAM = 28; // the matcher's tables: addresses
 const H_THIRD = 32;
 const H_SLOTS = 36;
 const H_IDS = 40;
@@ -67,7 +67,7 @@ const DELTA = RUN_MASK + 256; // 256 x i8: +1 continuation byte, -1 four-byte le
 // 3 x 256 x u8: per byte, the spot kinds (a bit per class anchor, the last for IPv6 spots) that
 // accept it first, second and third: a spot is one where the three have a bit in common.
 const SPOT_SETS = DELTA + 256;
-const TRI = 2048; // TRI_SIZE bytes: the engine's trigram table
+const TRI = 2048; // TRI_SIZE bytes: the matcher's trigram table
 // What one range's call can hold: more spots or literals than this (none of which real text comes
 // near) and the caller uses the JavaScript loop. The memory's size is resident (~1 MB a MB), so
 // these are kept small.
@@ -76,8 +76,8 @@ const LIT_CAP = RANGE / 8;
 const SPOTS = TRI + TRI_SIZE; // i32 per spot
 const RUNS = SPOTS + (SPOT_CAP + 1) * 4; // i32 per run: at most one per KERNEL_MIN_RUN + 1 bytes
 const LITS_FOUND = RUNS + (Math.ceil(RANGE / (KERNEL_MIN_RUN + 1)) + 16) * 4; // (start, literal) pairs
-const TABLES = LITS_FOUND + LIT_CAP * 8; // the engine's bigram, third, slot and literal tables
-/** Their room, with space to spare for the built-in rules; an engine that needs more runs without the kernel. */
+const TABLES = LITS_FOUND + LIT_CAP * 8; // the matcher's bigram, third, slot and literal tables
+/** Their room, with space to spare for the built-in rules; a matcher that needs more runs without the kernel. */
 const TABLES_SIZE = 512 * 1024;
 const TEXT = TABLES + TABLES_SIZE; // the text's UTF-8, then a 0 byte; the memory grows to hold it
 /**
@@ -577,7 +577,7 @@ export function kernelModuleBytes(): Uint8Array {
   ]);
 }
 
-/** What the kernel reads of an engine (engine.ts Engine). */
+/** What the kernel reads of a matcher (matcher.ts Matcher). */
 export interface KernelTables {
   /** 18-bit trigram hash -> TRI_LITERAL | TRI_SPOT bits. */
   tri: Uint8Array;
@@ -609,7 +609,7 @@ export interface CharKernel {
    * One pass over `text`: spots, literals found and, when `rmin` >= KERNEL_MIN_RUN, the starts of
    * base64/hex runs when they reach `rmin` characters (pushed to `runs`; -1: none). Null when more
    * literals were found than the kernel can hold (then `runs` is incomplete: use the JavaScript
-   * loop). The same as loop.ts charPass and literalHits, for an engine with byteHooks.
+   * loop). The same as loop.ts charPass and literalHits, for a matcher with byteHooks.
    */
   run<L extends KernelTables["bigramLits"][number][number]>(
     text: string,
@@ -660,7 +660,7 @@ function makeKernel(retire: () => void): CharKernel {
   let loaded: KernelTables | null = null;
   let literals: unknown[] = [];
 
-  /** Copy an engine's tables into memory (once per engine: they never change once compiled). */
+  /** Copy a matcher's tables into memory (once per matcher: they never change once compiled). */
   function load(t: KernelTables): void {
     if (t.tri.length !== TRI_SIZE || t.bigram.length !== 65536)
       throw new RangeError("tables of the wrong size");
@@ -700,7 +700,7 @@ function makeKernel(retire: () => void): CharKernel {
     const idsAt = align(slotsAt + slotStarts.length * 4);
     const litsAt = align(idsAt + slotIds.length * 4);
     const poolAt = align(litsAt + records.length);
-    if (poolAt + pool.length > TEXT) throw new RangeError("an engine too large for the kernel");
+    if (poolAt + pool.length > TEXT) throw new RangeError("a matcher too large for the kernel");
     u8.set(t.tri, TRI);
     // Spot kinds: a bit per class anchor, bit 7 for IPv6 spots; with more anchors than bits, every
     // byte is accepted (no spot is left out, JavaScript checks them all).

@@ -1,14 +1,14 @@
 /**
  * The character loop: one pass over the text that finds every place a rule may match. Each
- * position's hashed trigram is tested against the engine's table; where it hooks a literal, the
+ * position's hashed trigram is tested against the matcher's table; where it hooks a literal, the
  * literal is checked whole from its start and its rules run there (windows.ts). The same pass notes
  * base64/hex runs for the decoder. The loop runs in WebAssembly (kernel.ts) when every hook is
  * ASCII, else in JavaScript (`charPass`); both find the same.
  */
 import { TRI_MASK, triHash } from "./chars.ts";
 import { hexColonAt, letterFreeClusters } from "./clusters.ts";
-import type { AnchorLit, Engine } from "./engine.ts";
 import { charKernel, type KernelResult } from "./kernel.ts";
+import type { AnchorLit, Matcher } from "./matcher.ts";
 import { MAX_MATCHES_PER_RULE, runAt, runBefore, runWindow, type ScanState } from "./windows.ts";
 
 /** Characters a match may extend past a window's estimate. */
@@ -83,8 +83,8 @@ export function charPass(text: string, tri: Uint8Array, rmin: number, hits: numb
 
 /** Class anchors and IPv6 spots at hooked positions, in order: their rules run at once. */
 function spotHits(st: ScanState, hits: ArrayLike<number>): void {
-  const { text, engine } = st;
-  const { classAnchors, letterDigitRules } = engine;
+  const { text, matcher } = st;
+  const { classAnchors, letterDigitRules } = matcher;
   let hexAfter = 0;
   for (let k = 0; k < hits.length; k++) {
     const pos = hits[k]!;
@@ -110,8 +110,8 @@ function spotHits(st: ScanState, hits: ArrayLike<number>): void {
  * start), in the order of their hooks; false when some literal starts before the one found before.
  */
 function literalHits(st: ScanState, hits: number[], starts: number[], found: AnchorLit[]): boolean {
-  const { text, engine } = st;
-  const { bigram, third, bigramLits } = engine;
+  const { text, matcher } = st;
+  const { bigram, third, bigramLits } = matcher;
   const n = text.length;
   let lastAt = -1;
   let sorted = true;
@@ -137,7 +137,7 @@ function literalHits(st: ScanState, hits: number[], starts: number[], found: Anc
 }
 
 export function mainLoop(st: ScanState, runMin: number, runs: number[]): void {
-  const { text, engine } = st;
+  const { text, matcher } = st;
   if (text.length < 2) return;
   const rmin = runMin > 0 ? runMin : -1;
   const starts: number[] = [];
@@ -146,9 +146,9 @@ export function mainLoop(st: ScanState, runMin: number, runs: number[]): void {
   // The kernel checks literal hooks itself and returns the literals found; the JavaScript loop
   // returns every hooked position, checked here.
   let r: KernelResult<AnchorLit> | null = null;
-  if (engine.byteHooks)
+  if (matcher.byteHooks)
     try {
-      r = charKernel()?.run(text, engine, rmin, runs) ?? null;
+      r = charKernel()?.run(text, matcher, rmin, runs) ?? null;
     } catch {
       r = null; // a fault in the kernel costs speed only: the JavaScript loop below does the same
     }
@@ -165,7 +165,7 @@ export function mainLoop(st: ScanState, runMin: number, runs: number[]): void {
   } else {
     runs.length = 0;
     const hits: number[] = [];
-    charPass(text, engine.tri, rmin, hits, runs);
+    charPass(text, matcher.tri, rmin, hits, runs);
     spotHits(st, hits);
     sorted = literalHits(st, hits, starts, found);
   }
@@ -190,26 +190,26 @@ export function mainLoop(st: ScanState, runMin: number, runs: number[]): void {
 }
 
 /**
- * Scan one text with the engine (no decoding): the character loop, then one-character anchors, digit
+ * Scan one text with the matcher (no decoding): the character loop, then one-character anchors, digit
  * clusters and the rules that run over the whole text. Matches are sorted by start offset.
  */
 export function scanPlain(
-  engine: Engine,
+  matcher: Matcher,
   text: string,
   bounds: number[] | null,
   runMin = 0,
   runs: number[] = [],
 ) {
   const st: ScanState = {
-    engine,
+    matcher,
     text,
     out: [],
-    lastEnd: new Int32Array(engine.rules.length),
-    counts: new Int32Array(engine.rules.length),
+    lastEnd: new Int32Array(matcher.rules.length),
+    counts: new Int32Array(matcher.rules.length),
     bounds: bounds && bounds.length >= 2 ? bounds : null,
   };
   mainLoop(st, runMin, runs);
-  for (const [ch, uses] of engine.single) {
+  for (const [ch, uses] of matcher.single) {
     let p = text.indexOf(ch);
     while (p !== -1) {
       for (const u of uses) {
@@ -221,11 +221,11 @@ export function scanPlain(
       p = text.indexOf(ch, p + 1);
     }
   }
-  if (engine.digitRules.length > 0) {
+  if (matcher.digitRules.length > 0) {
     letterFreeClusters(st);
   }
-  for (const ri of engine.fullRules) {
-    const rule = engine.rules[ri]!;
+  for (const ri of matcher.fullRules) {
+    const rule = matcher.rules[ri]!;
     if (rule.trusted || text.length <= FULL_CHUNK) runWindow(st, ri, 0, text.length, 0, false);
     else
       for (let s = 0; s < text.length; s += FULL_CHUNK - FULL_OVERLAP) {

@@ -54,7 +54,7 @@ export function checkUserPattern(pattern: string): PatternCheck {
     const ast = parseRegex(source);
     nested = nestedQuantifier(ast, source);
   } catch {
-    /* our parser is stricter than the engine; the timed trial still runs */
+    /* our parser is stricter than the RegExp matcher; the timed trial still runs */
   }
   reps = trialAlphabet(source);
   const slow = timedTrial(re, reps);

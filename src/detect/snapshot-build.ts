@@ -1,12 +1,12 @@
 /**
- * The engine snapshot of the built-in rules, made by build.ts and inlined into the binary
+ * The matcher snapshot of the built-in rules, made by build.ts and inlined into the binary
  * (precomputed.ts).
  */
 import { parseBuiltinRules } from "./builtin-rules.ts";
 import { compileRules } from "./compile.ts";
-import { type EngineSnapshot, snapshotEngine } from "./snapshot.ts";
+import { type MatcherSnapshot, snapshotMatcher } from "./snapshot.ts";
 
-export function builtinSnapshot(): EngineSnapshot {
+export function builtinSnapshot(): MatcherSnapshot {
   const defs = parseBuiltinRules().filter((r) => r.enabled !== false);
-  return snapshotEngine(compileRules(defs), defs);
+  return snapshotMatcher(compileRules(defs), defs);
 }

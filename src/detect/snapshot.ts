@@ -1,27 +1,27 @@
 /**
- * A compiled engine as data, and the engine for a rule set: restored from the snapshot build.ts made
+ * A compiled matcher as data, and the matcher for a rule set: restored from the snapshot build.ts made
  * of the built-in rules when the rules are exactly those (the default configuration), else compiled,
  * with the built-in patterns' precomputed analyses (precomputed.ts). Restoring skips the pattern
  * analysis and table building that every scan thread would otherwise repeat at start.
  */
 import type { RuleDef } from "../core/types.ts";
 import { asciiHooks, compileRules, slotTables, triMarks } from "./compile.ts";
-import type { Anchor, AnchorLit, AnchorUse, CompiledRule, CompileProblem, Engine } from "./engine.ts";
+import type { Anchor, AnchorLit, AnchorUse, CompiledRule, CompileProblem, Matcher } from "./matcher.ts";
 import { compilePattern } from "./pattern.ts";
-import { engineSnapshot, precomputedAnalyses } from "./precomputed.ts";
+import { matcherSnapshot, precomputedAnalyses } from "./precomputed.ts";
 
-/** compileRules with the default trust, or the built-in engine restored when the rules are those. */
-export function compileEngine(defs: RuleDef[]): Engine {
-  const snap = engineSnapshot();
-  return (snap && engineFromSnapshot(snap, defs)) ?? compileRules(defs, { analyses: precomputedAnalyses() });
+/** compileRules with the default trust, or the built-in matcher restored when the rules are those. */
+export function compileMatcher(defs: RuleDef[]): Matcher {
+  const snap = matcherSnapshot();
+  return (snap && matcherFromSnapshot(snap, defs)) ?? compileRules(defs, { analyses: precomputedAnalyses() });
 }
 
 /**
- * A compiled engine as plain data (no RegExps, rule objects or shared tables), for the built-in rules
+ * A compiled matcher as plain data (no RegExps, rule objects or shared tables), for the built-in rules
  * to be compiled when sluice is built (snapshot.ts) rather than in every thread at start-up.
  */
-export interface EngineSnapshot {
-  /** What the engine was compiled from (engineSignature): a snapshot is used only for the same. */
+export interface MatcherSnapshot {
+  /** What the matcher was compiled from (rulesSignature): a snapshot is used only for the same. */
   signature: string;
   rules: {
     trigger: CompiledRule["trigger"];
@@ -58,7 +58,7 @@ export interface EngineSnapshot {
 }
 
 /** What compileRules reads from its rules (with the default trust: built-in rules are trusted). */
-export function engineSignature(defs: RuleDef[]): string {
+export function rulesSignature(defs: RuleDef[]): string {
   return JSON.stringify(
     defs
       .filter((d) => d.enabled !== false)
@@ -66,7 +66,7 @@ export function engineSignature(defs: RuleDef[]): string {
   );
 }
 
-export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot {
+export function snapshotMatcher(matcher: Matcher, defs: RuleDef[]): MatcherSnapshot {
   const tables: number[][] = [];
   const tableIndex = new Map<Uint8Array, number>();
   const tab = (t: Uint8Array | null) => {
@@ -80,7 +80,7 @@ export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot 
     }
     return i;
   };
-  const uses: EngineSnapshot["uses"] = [];
+  const uses: MatcherSnapshot["uses"] = [];
   const useIndex = new Map<AnchorUse, number>();
   const use = (u: AnchorUse) => {
     let i = useIndex.get(u);
@@ -90,9 +90,9 @@ export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot 
     }
     return i;
   };
-  const lits: EngineSnapshot["lits"] = [];
+  const lits: MatcherSnapshot["lits"] = [];
   const litIndex = new Map<AnchorLit, number>();
-  const bigramLits = engine.bigramLits.map((slot) =>
+  const bigramLits = matcher.bigramLits.map((slot) =>
     slot.map((al) => {
       let i = litIndex.get(al);
       if (i === undefined) {
@@ -103,8 +103,8 @@ export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot 
     }),
   );
   return {
-    signature: engineSignature(defs),
-    rules: engine.rules.map((r) => ({
+    signature: rulesSignature(defs),
+    rules: matcher.rules.map((r) => ({
       trigger: r.trigger,
       anchor: r.anchor,
       keywords: r.keywords,
@@ -115,15 +115,15 @@ export function snapshotEngine(engine: Engine, defs: RuleDef[]): EngineSnapshot 
     tables,
     lits,
     uses,
-    slots: slotsOf(engine),
+    slots: slotsOf(matcher),
     bigramLits,
-    single: [...engine.single].map(([ch, us]) => [ch, us.map(use)]),
-    digitRules: engine.digitRules,
-    classAnchors: engine.classAnchors.map((c) => [c.rule, tab(c.c0), tab(c.c1), tab(c.c2)]),
-    classCodes: engine.classAnchors.map((c) => [c.c0, c.c1, c.c2].map(codesOf)),
-    tri: triMarks(engine.tri),
-    fullRules: engine.fullRules,
-    problems: engine.problems,
+    single: [...matcher.single].map(([ch, us]) => [ch, us.map(use)]),
+    digitRules: matcher.digitRules,
+    classAnchors: matcher.classAnchors.map((c) => [c.rule, tab(c.c0), tab(c.c1), tab(c.c2)]),
+    classCodes: matcher.classAnchors.map((c) => [c.c0, c.c1, c.c2].map(codesOf)),
+    tri: triMarks(matcher.tri),
+    fullRules: matcher.fullRules,
+    problems: matcher.problems,
   };
 }
 
@@ -133,20 +133,20 @@ function codesOf(t: Uint8Array): number[] {
   return out;
 }
 
-function slotsOf(engine: Engine): EngineSnapshot["slots"] {
-  const slots: EngineSnapshot["slots"] = [];
+function slotsOf(matcher: Matcher): MatcherSnapshot["slots"] {
+  const slots: MatcherSnapshot["slots"] = [];
   for (let key = 0; key < 65536; key++) {
-    const slot = engine.bigram[key]!;
+    const slot = matcher.bigram[key]!;
     if (slot === 0) continue;
     const thirds: number[] = [];
-    for (let z = 0; z < 256; z++) if (engine.third[(slot << 8) | z] === 1) thirds.push(z);
+    for (let z = 0; z < 256; z++) if (matcher.third[(slot << 8) | z] === 1) thirds.push(z);
     slots[slot - 1] = [key, thirds.length === 256 ? [-1] : thirds];
   }
   return slots;
 }
 
 /**
- * A rule of a restored engine. Its RegExps are made when first used: a scan of a few changed lines
+ * A rule of a restored matcher. Its RegExps are made when first used: a scan of a few changed lines
  * runs a few rules, and making every rule's at a cold start is what the snapshot saves. (The patterns compiled when the snapshot was
  * made, from the same rules: the signature says so.)
  */
@@ -161,7 +161,7 @@ class RestoredRule implements CompiledRule {
   readonly letters: boolean;
   constructor(
     readonly def: RuleDef,
-    r: EngineSnapshot["rules"][number],
+    r: MatcherSnapshot["rules"][number],
   ) {
     this.trigger = r.trigger;
     this.anchor = r.anchor;
@@ -181,12 +181,12 @@ class RestoredRule implements CompiledRule {
 }
 
 /**
- * The engine of a snapshot for these rules, or null when the snapshot was made from other rules (or
+ * The matcher of a snapshot for these rules, or null when the snapshot was made from other rules (or
  * a rule no longer compiles): the caller then compiles them.
  */
-export function engineFromSnapshot(snap: EngineSnapshot, defs: RuleDef[]): Engine | null {
+export function matcherFromSnapshot(snap: MatcherSnapshot, defs: RuleDef[]): Matcher | null {
   // The signature lists every enabled rule, so the same signature means the same rules, in order.
-  if (engineSignature(defs) !== snap.signature || snap.problems.length > 0) return null;
+  if (rulesSignature(defs) !== snap.signature || snap.problems.length > 0) return null;
   const enabled = defs.filter((d) => d.enabled !== false);
   const tables = snap.tables.map((pairs) => {
     const t = new Uint8Array(65536);

@@ -6,8 +6,8 @@
  * to MAX_MATCHES_PER_RULE per rule.
  */
 import { KEYWORD_BACK } from "./compile.ts";
-import type { AnchorUse, CompiledRule, Engine, RawMatch } from "./engine.ts";
 import { isPlaceholder, shannonEntropy } from "./entropy.ts";
+import type { AnchorUse, CompiledRule, Matcher, RawMatch } from "./matcher.ts";
 import { VALIDATOR_FNS } from "./validators.ts";
 
 /** No rule produces more than this many matches in one scan: a bound on per-rule work. */
@@ -15,7 +15,7 @@ export const MAX_MATCHES_PER_RULE = 1000;
 
 /** One scan of one text: its matches so far, and per rule where its last match ended and how many. */
 export interface ScanState {
-  engine: Engine;
+  matcher: Matcher;
   text: string;
   out: RawMatch[];
   lastEnd: Int32Array;
@@ -38,7 +38,7 @@ export function segmentAt(bounds: number[], pos: number): number {
 
 export function runWindow(st: ScanState, ri: number, from: number, to: number, pos = from, clamp = true) {
   const { text } = st;
-  const rule = st.engine.rules[ri]!;
+  const rule = st.matcher.rules[ri]!;
   if (st.counts[ri]! >= MAX_MATCHES_PER_RULE) return;
   if (st.bounds && clamp) {
     const k = segmentAt(st.bounds, pos);
@@ -101,7 +101,7 @@ export function runBefore(st: ScanState, u: AnchorUse, pos: number) {
   if (seg >= 0) lim = Math.max(lim, st.bounds![seg]!);
   let s0 = pos;
   while (s0 > lim && before[text.charCodeAt(s0 - 1)] === 1) s0--;
-  const rule = st.engine.rules[u.rule]!;
+  const rule = st.matcher.rules[u.rule]!;
   const re = rule.sticky;
   for (let s = s0; s <= pos; s++) {
     if (st.counts[u.rule]! >= MAX_MATCHES_PER_RULE) return;
@@ -119,7 +119,7 @@ export function runBefore(st: ScanState, u: AnchorUse, pos: number) {
 
 /** Try a rule exactly at `pos` (its prefix anchor's position). */
 export function runAt(st: ScanState, ri: number, pos: number) {
-  const rule = st.engine.rules[ri]!;
+  const rule = st.matcher.rules[ri]!;
   if (st.counts[ri]! >= MAX_MATCHES_PER_RULE) return;
   const re = rule.sticky;
   re.lastIndex = pos;

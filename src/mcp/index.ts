@@ -1,5 +1,5 @@
 /**
- * `sluice mcp`: wiring. Loads the configuration, builds the detection engine, opens the store when
+ * `sluice mcp`: wiring. Loads the configuration, builds the payload pipeline, opens the store when
  * there is one, and runs the mode the flags ask for with one security core (McpSession) per session.
  */
 import { join } from "node:path";

@@ -7,13 +7,13 @@
 import { customRuleDef } from "../config/custom-rule.ts";
 import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
-import type { EncodingOptions, Engine } from "../detect/engine.ts";
+import type { EncodingOptions, Matcher } from "../detect/matcher.ts";
 import { checkUserPattern } from "../detect/pattern.ts";
-import { compileEngine } from "../detect/snapshot.ts";
+import { compileMatcher } from "../detect/snapshot.ts";
 
 /** What one configuration scans with. */
 export interface CompiledRules {
-  engine: Engine;
+  matcher: Matcher;
   /** Decoding of base64/hex/URL/unicode spans, or null when decoding is off. */
   encoding: EncodingOptions | null;
   /**
@@ -119,7 +119,7 @@ export class RuleCompiler {
           cfg.detectors[r.detector]?.enabled !== false &&
           (r.source === "builtin" || userPatternOk(r.pattern)),
       );
-      compiled = { engine: compileEngine(all), encoding, epoch };
+      compiled = { matcher: compileMatcher(all), encoding, epoch };
       this.#key = key;
     } else if (compiled.epoch !== epoch) compiled = { ...compiled, encoding, epoch };
     this.#last = { cfg, version, compiled };

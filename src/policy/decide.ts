@@ -6,7 +6,7 @@
  */
 import type { Config } from "../config/schema.ts";
 import { type Action, type Finding, type RuleDef, strongest } from "../core/types.ts";
-import { type Engine, scanText } from "../detect/engine.ts";
+import { type Matcher, scanText } from "../detect/matcher.ts";
 import type { SegmentTexts } from "../payload/extract.ts";
 import { placeholder, type RedactEdit } from "../payload/redact.ts";
 import { isAllowlisted } from "./allowlist.ts";
@@ -28,9 +28,9 @@ const ODD_KEY = /\["|[A-Za-z0-9_$]{16}/;
  * A JSON path as it may be reported: object keys are part of it and are not scanned as text, so a
  * key that matches a rule (a token used as a key) is masked like any matched value.
  */
-export function maskKeysInPath(engine: Engine, path: string): string {
+export function maskKeysInPath(matcher: Matcher, path: string): string {
   if (!ODD_KEY.test(path)) return path;
-  const found = scanText(engine, path, { encoding: null }).sort((a, b) => a.start - b.start);
+  const found = scanText(matcher, path, { encoding: null }).sort((a, b) => a.start - b.start);
   if (found.length === 0) return path;
   let out = "";
   let at = 0;
@@ -91,7 +91,7 @@ export interface Decision {
 export function decide(
   segments: SegmentTexts,
   per: CachedMatch[][],
-  engine: Engine,
+  matcher: Matcher,
   cfg: Config,
   hmacKey: Uint8Array | null,
 ): Decision {
@@ -101,7 +101,7 @@ export function decide(
   for (let i = 0; i < per.length; i++) {
     if (per[i]!.length === 0) continue;
     const path = segments.path(i);
-    const shown = maskKeysInPath(engine, path);
+    const shown = maskKeysInPath(matcher, path);
     for (const m of per[i]!) {
       const f = toFinding(m, path, shown, cfg, hmacKey);
       if (!f) continue;

@@ -8,7 +8,7 @@
  * evicted), `max_hashes_per_conversation` fingerprints per session (oldest evicted), and a session
  * untouched for `conversation_ttl_minutes` starts over. Everything is in memory only.
  */
-import type { RawMatch } from "../detect/engine.ts";
+import type { RawMatch } from "../detect/matcher.ts";
 
 export interface DedupLimits {
   conversation_ttl_minutes: number;

@@ -5,7 +5,7 @@
  */
 
 import type { RuleDef } from "../core/types.ts";
-import { MAX_MATCHES_PER_RULE, type RawMatch, scanText } from "../detect/engine.ts";
+import { MAX_MATCHES_PER_RULE, type RawMatch, scanText } from "../detect/matcher.ts";
 import type { CompiledRules } from "./compile.ts";
 import { type CachedMatch, type DedupLimits, fingerprint, SegmentCache } from "./dedup.ts";
 import { copyString } from "./mask.ts";
@@ -31,14 +31,14 @@ export interface SegmentMatches {
   /** The matches of `texts[i]`, offsets into it. */
   per: CachedMatch[][];
   /**
-   * Some segment's scan hit the engine's per-rule match cap: its list is incomplete (and it was
+   * Some segment's scan hit the matcher's per-rule match cap: its list is incomplete (and it was
    * not remembered).
    */
   capped: boolean;
 }
 
 /**
- * Whether a scan stopped early for some rule: the engine keeps at most MAX_MATCHES_PER_RULE matches
+ * Whether a scan stopped early for some rule: the matcher keeps at most MAX_MATCHES_PER_RULE matches
  * of a rule per call, so later ones were not reported.
  */
 function hitCap(matches: RawMatch[]): boolean {
@@ -109,7 +109,7 @@ export class SegmentMatcher {
     // the scanned text alive (a slice references all of it). Matches used once need no copy.
     const keep = conv !== null;
     const scanAlone = (i: number) => {
-      const found = scanText(rules.engine, texts[i]!, { encoding: rules.encoding });
+      const found = scanText(rules.matcher, texts[i]!, { encoding: rules.encoding });
       for (const m of found) {
         if (per[i] === NO_MATCHES) per[i] = [];
         per[i]!.push(keep ? { ...m, value: copyString(m.value) } : m);
@@ -149,7 +149,7 @@ export class SegmentMatcher {
       parts.push(t);
       at += t.length + SEP.length;
     }
-    const found = scanText(rules.engine, parts.join(SEP), { encoding: rules.encoding, bounds });
+    const found = scanText(rules.matcher, parts.join(SEP), { encoding: rules.encoding, bounds });
     if (hitCap(found)) {
       // The cap counts matches of the whole batch: scan each segment by itself so that findings
       // do not depend on batching (and no segment is remembered as clean for want of room).

@@ -15,7 +15,7 @@
 import type { Config } from "../config/schema.ts";
 import type { RequestHook, ScanRequest, Transport, Verdict } from "../core/hook.ts";
 import type { Action, Finding, RuleDef } from "../core/types.ts";
-import { MAX_MATCHES_PER_RULE } from "../detect/engine.ts";
+import { MAX_MATCHES_PER_RULE } from "../detect/matcher.ts";
 import { extractTexts, type SegmentTexts, TEXT_PATH } from "../payload/extract.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
@@ -145,11 +145,11 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     const rules = compiler.for(cfg);
     const segments = p.segments();
     const { per, capped } = matcher.match(segments.texts, rules, p.scope, cfg.dedup);
-    const d = decide(segments, per, rules.engine, cfg, opts.hmacKey);
+    const d = decide(segments, per, rules.matcher, cfg, opts.hmacKey);
     const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };
     if (out.action !== "redact" || !p.redact) return out;
     if (capped) {
-      // Matches past the engine's per-rule cap were not reported, so they cannot be redacted.
+      // Matches past the matcher's per-rule cap were not reported, so they cannot be redacted.
       out.action = "block";
       out.skipped = `more than ${MAX_MATCHES_PER_RULE} matches of a rule; blocked instead of redacted`;
       return out;

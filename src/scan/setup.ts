@@ -7,7 +7,7 @@ import { customRuleDef } from "../config/custom-rule.ts";
 import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
-import { skipTopJitTier } from "../detect/engine.ts";
+import { skipTopJitTier } from "../detect/matcher.ts";
 import { createPipeline, textPayload } from "../policy/pipeline.ts";
 import type { TextScanner } from "./window.ts";
 
@@ -32,7 +32,7 @@ export function rulesInForce(config: Config, sources: RuleSources = {}): RuleDef
 }
 
 export function makeTextScanner(setup: ScanSetup): TextScanner {
-  // A scan is short-lived: the engine's top-tier JIT compile would cost more than it saves.
+  // A scan is short-lived: the matcher's top-tier JIT compile would cost more than it saves.
   skipTopJitTier();
   const enabled = setup.rules.filter((r) => r.enabled);
   const pipeline = createPipeline({

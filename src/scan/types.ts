@@ -1,5 +1,5 @@
 /**
- * What `sluice scan` reports. A finding here is the engine's Finding placed in a file (line and
+ * What `sluice scan` reports. A finding here is the pipeline's Finding placed in a file (line and
  * column, 1-based, UTF-16 columns, end exclusive) and stripped of hashes that could be brute-forced:
  * `content_hash` stays in memory for the baseline and is never printed.
  */

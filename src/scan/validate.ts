@@ -1,5 +1,5 @@
 /**
- * `sluice rules validate`: every pattern compiles (and passes the engine's safety checks), every
+ * `sluice rules validate`: every pattern compiles (and passes the matcher's safety checks), every
  * example produces a finding of its rule and no negative example does, with validators, keywords
  * and entropy applied exactly as the scanner applies them (src/detect/builtin.ts `validateRules`).
  * Each problem names the file and the line of the rule.
@@ -14,7 +14,7 @@ import { configRules } from "../policy/compile.ts";
 import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
 
 /**
- * Pattern checks only (fast; `sluice scan --rules`): the engine's acceptance check for a user's
+ * Pattern checks only (fast; `sluice scan --rules`): the matcher's acceptance check for a user's
  * pattern (it compiles, does not match empty text, cannot backtrack catastrophically).
  */
 export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, file: string): RuleProblem[] {
@@ -26,7 +26,7 @@ export function checkRulePatterns(rules: RuleDef[], lines: Map<string, number>, 
   return out;
 }
 
-/** Patterns, examples and negative examples, as the engine runs them. */
+/** Patterns, examples and negative examples, as the matcher runs them. */
 export function checkRules(rules: RuleDef[], lines: Map<string, number>, file: string): RuleProblem[] {
   return validateRules(rules, { file, lines }).map((p) => ({
     file,

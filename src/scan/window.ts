@@ -14,7 +14,7 @@ import type { ScanFinding } from "./types.ts";
 
 /**
  * Scans one window. The strings of its findings must not be cut from the text (a substring keeps
- * all of it alive, and a large file would grow the heap without bound): the engine's scanner builds
+ * all of it alive, and a large file would grow the heap without bound): the payload pipeline builds
  * previews with maskValue, and descriptions and `decoded` are the rules' and the encodings' names.
  */
 export type TextScanner = (text: string, path: string) => Finding[];

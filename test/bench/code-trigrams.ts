@@ -1,6 +1,6 @@
 /**
  * Regenerates src/detect/code-trigrams.json: how often each trigram occurs in real source code, per
- * MB, for the engine's choice of where to anchor a literal (the rarest trigram in it). Counted over
+ * MB, for the matcher's choice of where to anchor a literal (the rarest trigram in it). Counted over
  * the files of a directory tree, case-sensitively; trigrams with a space or control character and
  * those rarer than 20 per MB are left out.
  *

@@ -110,7 +110,7 @@ describe("sluice rules validate", () => {
     const r = await sluice(["rules", "validate"], { cwd: t.dir, home: t.home });
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^ok: \d+ rules/);
-    // A config rule that the engine would refuse is reported at its line in the config file.
+    // A config rule that the matcher would refuse is reported at its line in the config file.
     writeFileSync(join(t.home, "config.yaml"), `${CONFIG}  - name: slow\n    pattern: "(a+)+$"\n`);
     const bad = await sluice(["rules", "validate"], { cwd: t.dir, home: t.home });
     expect(bad.code).toBe(1);

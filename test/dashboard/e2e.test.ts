@@ -4,7 +4,7 @@
  * finding, SSE event and persistence across a restart; a database locked by another process does not
  * fail or slow proxied requests; no raw secret reaches the database, the logs or the exports.
  *
- * The request hook here is a tiny stand-in detector for two known values (the engine has its own
+ * The request hook here is a tiny stand-in detector for two known values (the matcher has its own
  * tests); everything else — proxy, runtime, store, audit files, dashboard — is the real thing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -397,7 +397,7 @@ describe("sluice serve with SLUICE_DASHBOARD_PASSWORD", () => {
   });
 });
 
-describe("with the real detection engine", () => {
+describe("with the real matcher", () => {
   test("community rules find a key sent through the proxy; nothing raw on disk", async () => {
     await using s = await startSluice({ upstream: up.url });
     const base = s.dashboardUrl!;

@@ -7,12 +7,12 @@ import type { RuleDef } from "../../src/core/types.ts";
 import { analyzePattern, builtinAnalyses } from "../../src/detect/analysis.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
-import { scanText } from "../../src/detect/engine.ts";
+import { scanText } from "../../src/detect/matcher.ts";
 import { followAfter, parseRegex } from "../../src/detect/regex-ast.ts";
-import { snapshotEngine } from "../../src/detect/snapshot.ts";
+import { snapshotMatcher } from "../../src/detect/snapshot.ts";
 
 describe("precomputed analyses", () => {
-  test("build.ts's analyses cover every built-in pattern; an engine compiled with them is the same", () => {
+  test("build.ts's analyses cover every built-in pattern; a matcher compiled with them is the same", () => {
     const rules = loadBuiltinRules();
     const analyses = builtinAnalyses();
     expect(rules.length).toBeGreaterThan(50);
@@ -21,8 +21,8 @@ describe("precomputed analyses", () => {
         rule: r.name,
         a: analyzePattern(r.pattern),
       });
-    expect(snapshotEngine(compileRules(rules, { analyses }), rules)).toEqual(
-      snapshotEngine(compileRules(rules), rules),
+    expect(snapshotMatcher(compileRules(rules, { analyses }), rules)).toEqual(
+      snapshotMatcher(compileRules(rules), rules),
     );
   });
 
@@ -74,7 +74,7 @@ describe("follow check after a prefix literal", () => {
     negative_examples: [],
   });
 
-  test("the engine finds what the regex finds, with and without the operator nearby", () => {
+  test("the matcher finds what the regex finds, with and without the operator nearby", () => {
     const e = compileRules([rule(`(?i)${generic}`)], { trusted: () => true });
     const value = ["Zx9vQ2mL7", "pR4tY8uW1eK5sN3b"].join("");
     const cases = [

@@ -75,7 +75,7 @@ test("precision and recall per family are at least 0.95", () => {
 });
 
 test("real text: ~3 MB of installed dependencies' sources and READMEs raise no secret findings", () => {
-  // The same fixed inputs as the engine bench: real code and prose that mention keys, tokens,
+  // The same fixed inputs as the matcher bench: real code and prose that mention keys, tokens,
   // passwords, URLs and numbers all the time, and contain no credential.
   const { prose, code } = corpus();
   const text = [...prose, ...code].join("\n");

@@ -1,6 +1,6 @@
 /**
- * Differential test of the prefilter: the engine (trigram anchors, sticky starts, windows, digit
- * clusters) must find exactly what the naive engine finds — every rule's regex over the whole text,
+ * Differential test of the prefilter: the matcher (trigram anchors, sticky starts, windows, digit
+ * clusters) must find exactly what the naive matcher finds — every rule's regex over the whole text,
  * with the same validators, entropy, placeholder and keyword checks — on the corpus, every rule
  * example, and real text with values planted at random places.
  */
@@ -8,15 +8,15 @@ import { expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules, KEYWORD_BACK } from "../../src/detect/compile.ts";
-import { scanText } from "../../src/detect/engine.ts";
 import { isPlaceholder, shannonEntropy } from "../../src/detect/entropy.ts";
+import { scanText } from "../../src/detect/matcher.ts";
 import { compilePattern } from "../../src/detect/pattern.ts";
 import { VALIDATOR_FNS } from "../../src/detect/validators.ts";
 import { corpus } from "../bench/engine.bench.ts";
 import { negatives, positives } from "../corpus/corpus.ts";
 
 const rules = loadBuiltinRules();
-const engine = compileRules(rules);
+const matcher = compileRules(rules);
 const regexes = rules.map((r) => compilePattern(r.pattern, "gd"));
 
 function naive(text: string): string[] {
@@ -50,11 +50,11 @@ function accept(r: RuleDef, value: string, text: string, s: number, e: number): 
 }
 
 const fast = (text: string) =>
-  scanText(engine, text, { encoding: null })
+  scanText(matcher, text, { encoding: null })
     .map((m) => `${m.rule.name}@${m.start}-${m.end}`)
     .sort();
 
-test("the corpus and every rule example: same findings as the naive engine", () => {
+test("the corpus and every rule example: same findings as the naive matcher", () => {
   const texts = [
     ...positives().map((p) => p.text),
     ...negatives().map((n) => n.text),
@@ -63,7 +63,7 @@ test("the corpus and every rule example: same findings as the naive engine", () 
   for (const t of texts) expect({ t, found: fast(t) }).toEqual({ t, found: naive(t) });
 });
 
-test("real text with values planted at random places: same findings as the naive engine", () => {
+test("real text with values planted at random places: same findings as the naive matcher", () => {
   const { prose, code } = corpus();
   const plants = [...positives().map((p) => p.text), ...rules.flatMap((r) => r.examples ?? [])];
   let seed = 7;
@@ -109,7 +109,7 @@ test("segments joined with bounds find what each segment finds alone (decoding o
     bounds.push(at, at + s.length);
     at += s.length + sep.length;
   }
-  const joined = scanText(engine, segs.join(sep), { encoding: enc, bounds })
+  const joined = scanText(matcher, segs.join(sep), { encoding: enc, bounds })
     .map((m) => {
       let k = 0;
       while (k + 1 < segs.length && bounds[(k + 1) * 2]! <= m.start) k++;
@@ -118,7 +118,7 @@ test("segments joined with bounds find what each segment finds alone (decoding o
     .sort();
   const alone = segs
     .flatMap((s, k) =>
-      scanText(engine, s, { encoding: enc }).map(
+      scanText(matcher, s, { encoding: enc }).map(
         (m) => `${k}:${m.rule.name}@${m.start}-${m.end}:${m.decoded}`,
       ),
     )

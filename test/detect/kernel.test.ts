@@ -1,7 +1,7 @@
 /**
  * The WebAssembly character loop (src/detect/kernel.ts) against the JavaScript one (charPass): the
  * same hooked trigrams and base64 runs, in code units, for ASCII, Latin-1, BMP and astral text,
- * lone surrogates, and texts that cross the kernel's chunk boundaries; and the engine finds the
+ * lone surrogates, and texts that cross the kernel's chunk boundaries; and the matcher finds the
  * same things with either loop.
  */
 import { expect, test } from "bun:test";
@@ -9,12 +9,12 @@ import { defaults } from "../../src/config/files.ts";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
-import { type Engine, scanText } from "../../src/detect/engine.ts";
 import { charKernel, RANGE, TRI_SPOT } from "../../src/detect/kernel.ts";
 import { charPass } from "../../src/detect/loop.ts";
+import { type Matcher, scanText } from "../../src/detect/matcher.ts";
 
-const engine = compileRules(loadBuiltinRules());
-const jsOnly: Engine = { ...engine, byteHooks: false };
+const matcher = compileRules(loadBuiltinRules());
+const jsOnly: Matcher = { ...matcher, byteHooks: false };
 const enc = defaults().pipeline.encoding;
 
 let seed = 20261122;
@@ -64,24 +64,24 @@ const triHash = (a: number, b: number, c: number) => ((a << 12) ^ (b << 6) ^ c) 
 function reference(text: string, rmin: number) {
   const hits: number[] = [];
   const runs: number[] = [];
-  charPass(text, engine.tri, rmin, hits, runs);
+  charPass(text, matcher.tri, rmin, hits, runs);
   const at3 = (p: number) => (p < text.length ? text.charCodeAt(p) & 255 : 0);
   const code = (p: number) => (p < text.length ? text.charCodeAt(p) : 0);
   const hex = (c: number) => /[0-9a-fA-F]/.test(String.fromCharCode(c));
   const spots = hits.filter(
     (p) =>
-      (engine.tri[triHash(at3(p), at3(p + 1), at3(p + 2))]! & TRI_SPOT) !== 0 &&
-      (engine.classAnchors.some((ca) => ca.c0[code(p)] && ca.c1[code(p + 1)] && ca.c2[code(p + 2)]) ||
-        (engine.letterDigitRules &&
+      (matcher.tri[triHash(at3(p), at3(p + 1), at3(p + 2))]! & TRI_SPOT) !== 0 &&
+      (matcher.classAnchors.some((ca) => ca.c0[code(p)] && ca.c1[code(p + 1)] && ca.c2[code(p + 2)]) ||
+        (matcher.letterDigitRules &&
           hex(code(p)) &&
           code(p + 1) === 58 &&
           (hex(code(p + 2)) || code(p + 2) === 58))),
   );
   const lits: string[] = [];
   for (const p of hits) {
-    const slot = engine.bigram[(at3(p) << 8) | at3(p + 1)]!;
-    if (slot === 0 || engine.third[(slot << 8) | at3(p + 2)] !== 1) continue;
-    for (const al of engine.bigramLits[slot]!) {
+    const slot = matcher.bigram[(at3(p) << 8) | at3(p + 1)]!;
+    if (slot === 0 || matcher.third[(slot << 8) | at3(p + 2)] !== 1) continue;
+    for (const al of matcher.bigramLits[slot]!) {
       const at = p - al.lead;
       const here = text.slice(at, at + al.lit.length);
       if (
@@ -96,15 +96,15 @@ function reference(text: string, rmin: number) {
 
 function kernelRun(text: string, rmin: number) {
   const runs: number[] = [];
-  const r = charKernel()!.run(text, engine, rmin, runs)!;
+  const r = charKernel()!.run(text, matcher, rmin, runs)!;
   const lits: string[] = [];
   for (let q = 0; q < r.lits.length; q += 2) lits.push(`${r.lits[q]}:${r.literals[r.lits[q + 1]!]!.lit}`);
   return { spots: [...r.spots], lits, runs };
 }
 
-test("the built-in rules hook on ASCII only, so the engine uses the kernel", () => {
+test("the built-in rules hook on ASCII only, so the matcher uses the kernel", () => {
   expect(charKernel()).not.toBeNull();
-  expect(engine.byteHooks).toBe(true);
+  expect(matcher.byteHooks).toBe(true);
 });
 
 test("same spots, literals and runs as the JavaScript path on random text of every kind of character", () => {
@@ -140,13 +140,13 @@ test("texts longer than a range: state carries over, positions stay in code unit
   expect(kernelRun(b, 16)).toEqual(reference(b, 16));
 });
 
-test("the engine finds the same with the kernel as with the JavaScript loop", () => {
-  const names = (e: Engine, text: string) =>
+test("the matcher finds the same with the kernel as with the JavaScript loop", () => {
+  const names = (e: Matcher, text: string) =>
     scanText(e, text, { encoding: enc }).map((m) => `${m.rule.name}@${m.start}-${m.end}:${m.decoded}`);
   let found = 0;
   for (let t = 0; t < 800; t++) {
     const text = randomText(1 + rnd(10));
-    const got = names(engine, text);
+    const got = names(matcher, text);
     expect(got).toEqual(names(jsOnly, text));
     found += got.length;
   }
@@ -154,24 +154,24 @@ test("the engine finds the same with the kernel as with the JavaScript loop", ()
   // A secret after wide characters, and one past the first chunk, reported at code-unit offsets.
   const token = secrets[0]!;
   const text = `é—😀中 ${token}\n${"ü".repeat(RANGE + 7)} ${token}`;
-  const starts = scanText(engine, text, { encoding: null }).map((m) => m.start);
+  const starts = scanText(matcher, text, { encoding: null }).map((m) => m.start);
   expect(starts).toEqual([text.indexOf(token), text.lastIndexOf(token)]);
 });
 
 test("more spots or literals than a range's call can hold: the JavaScript loop takes over, same results", () => {
-  const names = (e: Engine, text: string) =>
+  const names = (e: Matcher, text: string) =>
     scanText(e, text, { encoding: null }).map((m) => `${m.rule.name}@${m.start}-${m.end}`);
   const key = ["AKIA", "IOSFODNN7EXAMPLQ"].join("");
   for (const fill of ["1:", "token "]) {
     const text = `${fill.repeat(RANGE / fill.length)} ${key}`;
-    expect(charKernel()!.run(text, engine, 16, [])).toBeNull();
-    const got = names(engine, text);
+    expect(charKernel()!.run(text, matcher, 16, [])).toBeNull();
+    const got = names(matcher, text);
     expect(got).toEqual(names(jsOnly, text));
     expect(got.some((n) => n.startsWith("aws_access_key"))).toBe(true);
   }
 });
 
-test("an engine with a non-ASCII literal keeps the JavaScript loop, and finds it", () => {
+test("a matcher with a non-ASCII literal keeps the JavaScript loop, and finds it", () => {
   const rule: RuleDef = {
     name: "geheimnis",
     pattern: "Geheimnisü-[0-9]{8}",

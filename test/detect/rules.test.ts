@@ -16,7 +16,7 @@ import {
   validateRules,
 } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
-import { scanText } from "../../src/detect/engine.ts";
+import { scanText } from "../../src/detect/matcher.ts";
 import { Gen } from "../corpus/gen.ts";
 
 const RULES_DIR = join(import.meta.dir, "../../rules");
@@ -141,9 +141,9 @@ describe("community rule set", () => {
   });
 
   test("the prefix formats people paste are each found by a rule of their own", () => {
-    const engine = compileRules(rules);
+    const matcher = compileRules(rules);
     const g = new Gen(5);
-    const found = (text: string) => scanText(engine, text, { encoding: null }).map((m) => m.rule.name);
+    const found = (text: string) => scanText(matcher, text, { encoding: null }).map((m) => m.rule.name);
     const cases: [string, string][] = [
       [`AGE-SECRET-KEY-1${g.tok(58, "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L")}`, "age_secret_key"],
       [`glsa_${g.alnum(32)}_${g.hex(8)}`, "grafana_service_account_token"],

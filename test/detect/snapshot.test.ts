@@ -1,22 +1,22 @@
 /**
- * The engine snapshot of the built-in rules that build.ts inlines into the binary: restored, it is
- * the engine a fresh compilation gives; for any other rule set it is not used.
+ * The matcher snapshot of the built-in rules that build.ts inlines into the binary: restored, it is
+ * the matcher a fresh compilation gives; for any other rule set it is not used.
  */
 import { expect, test } from "bun:test";
 import { builtinAnalyses } from "../../src/detect/analysis.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
-import { scanText } from "../../src/detect/engine.ts";
-import { compileEngine, engineFromSnapshot, snapshotEngine } from "../../src/detect/snapshot.ts";
+import { scanText } from "../../src/detect/matcher.ts";
+import { compileMatcher, matcherFromSnapshot, snapshotMatcher } from "../../src/detect/snapshot.ts";
 import { builtinSnapshot } from "../../src/detect/snapshot-build.ts";
 
 const defs = loadBuiltinRules();
 
-test("restored from the snapshot, the built-in engine equals a fresh compilation", () => {
+test("restored from the snapshot, the built-in matcher equals a fresh compilation", () => {
   const fresh = compileRules(defs, { analyses: builtinAnalyses() });
-  const restored = engineFromSnapshot(builtinSnapshot(), defs);
+  const restored = matcherFromSnapshot(builtinSnapshot(), defs);
   expect(restored).not.toBeNull();
-  expect(snapshotEngine(restored!, defs)).toEqual(snapshotEngine(fresh, defs));
+  expect(snapshotMatcher(restored!, defs)).toEqual(snapshotMatcher(fresh, defs));
   expect(restored!.rules.map((r) => r.def)).toEqual(fresh.rules.map((r) => r.def));
   // The tables the hot loop and the kernel read, restored rather than rebuilt.
   expect(restored!.tri).toEqual(fresh.tri);
@@ -32,26 +32,26 @@ test("restored from the snapshot, the built-in engine equals a fresh compilation
 
 test("any other rule set is compiled, not restored", () => {
   const snap = builtinSnapshot();
-  expect(engineFromSnapshot(snap, defs.slice(1))).toBeNull();
+  expect(matcherFromSnapshot(snap, defs.slice(1))).toBeNull();
   expect(
-    engineFromSnapshot(
+    matcherFromSnapshot(
       snap,
       defs.map((d, i) => (i === 3 ? { ...d, pattern: `${d.pattern}x` } : d)),
     ),
   ).toBeNull();
   expect(
-    engineFromSnapshot(
+    matcherFromSnapshot(
       snap,
       defs.map((d, i) => (i === 5 ? { ...d, enabled: false } : d)),
     ),
   ).toBeNull();
   expect(
-    engineFromSnapshot(
+    matcherFromSnapshot(
       snap,
       defs.map((d, i) => (i === 7 ? { ...d, source: "config" as const } : d)),
     ),
   ).toBeNull();
-  // compileEngine still gives a working engine for them.
-  const e = compileEngine(defs.slice(1));
+  // compileMatcher still gives a working matcher for them.
+  const e = compileMatcher(defs.slice(1));
   expect(e.rules.length).toBe(defs.length - 1);
 });

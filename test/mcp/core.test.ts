@@ -46,7 +46,7 @@ function pipelineHook(config: ReturnType<typeof defaultConfig>, action: Action):
     hmacKey: null,
   });
   return (req) => {
-    if (new TextDecoder().decode(req.body).includes("explode")) throw new Error("engine fault");
+    if (new TextDecoder().decode(req.body).includes("explode")) throw new Error("matcher fault");
     return pipeline.hook(req);
   };
 }

@@ -1,5 +1,5 @@
 /**
- * Argument and result scanning with the real detection engine, end to end through `sluice mcp`
+ * Argument and result scanning with the real pipeline and matcher, end to end through `sluice mcp`
  * (stdio) and the SDK client. The recording fixture proves a blocked call never reached the server.
  */
 
@@ -14,7 +14,7 @@ const rule = (action: string) => ({
   custom_rules: [{ name: "test-token", pattern: "sluicetest_[a-f0-9]{16}", severity: "critical", action }],
 });
 
-describe("scanning with the detection engine", () => {
+describe("scanning with the payload pipeline", () => {
   test("block: error names the rule and path; server, logs and store never see the value", async () => {
     const home = tempHome(rule("block"));
     const rec = join(home, "received.jsonl");

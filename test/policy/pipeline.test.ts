@@ -142,11 +142,11 @@ describe("policy", () => {
   test("findings and the session cache hold copies: the scanned text is not kept alive", () => {
     // A preview or cached value that is a slice of the scanned text keeps all of it reachable
     // (JavaScriptCore substrings reference their base string): four texts of 36 MB each were kept
-    // (87 MB of heap growth) before previews and cached values were copied; now ~9 MB, the engine's
+    // (87 MB of heap growth) before previews and cached values were copied; now ~9 MB, the matcher's
     // and the collector's own bookkeeping. Less than one text's size proves none is retained.
     const s = setup();
     const kept: unknown[] = [];
-    s.file(`warm up ${AWS_ID}`); // compile the engine before measuring
+    s.file(`warm up ${AWS_ID}`); // compile the matcher before measuring
     s.scan(msgs(`warm up ${GH}`), "warm");
     Bun.gc(true);
     const base = heapStats().heapSize;
@@ -179,7 +179,7 @@ describe("policy", () => {
     expect(s.scan(out, "other").findings).toEqual([]);
   });
 
-  test("redact never forwards a value beyond the engine's per-rule match cap", () => {
+  test("redact never forwards a value beyond the matcher's per-rule match cap", () => {
     const rules = loadBuiltinRules().map((r) =>
       r.name === "email_address" ? { ...r, action: "redact" as const } : r,
     );
@@ -330,7 +330,7 @@ describe("session dedup", () => {
     }
   });
 
-  test("a segment past the engine's per-rule match cap is not remembered as clean", () => {
+  test("a segment past the matcher's per-rule match cap is not remembered as clean", () => {
     const rules = loadBuiltinRules().map((r) =>
       r.name === "email_address" ? { ...r, action: "block" as const } : r,
     );

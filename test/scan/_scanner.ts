@@ -1,6 +1,6 @@
 /**
  * A tiny stand-in scanner for unit tests of src/scan/ (windowing, diff mapping, baseline, output):
- * each rule is a regex; the finding looks like the engine's. End-to-end tests use the real engine.
+ * each rule is a regex; the finding looks like the pipeline's. End-to-end tests use the real one.
  */
 import { createHash } from "node:crypto";
 import type { Action, Finding, Severity } from "../../src/core/types.ts";

@@ -1,5 +1,5 @@
 /**
- * `sluice scan` end to end: the CLI as a subprocess, the real engine, rules from files and config.
+ * `sluice scan` end to end: the CLI as a subprocess, the real matcher, rules from files and config.
  * Only our own test rules are in force (`--no-default-rules`), so these tests do not depend on the
  * built-in rule set.
  */

@@ -31,7 +31,7 @@ describe("testPattern", () => {
     expect(r.ok && r.matches[0]).toEqual({ start: 5, end: 8, text: "123" });
   });
 
-  test("the engine's static checks: empty matches and nested quantifiers are refused", () => {
+  test("the matcher's static checks: empty matches and nested quantifiers are refused", () => {
     const empty = testPattern("a*", "bbb");
     expect(empty.ok).toBe(false);
     const nested = testPattern("(a+)+$", "aaaa");

@@ -1,5 +1,5 @@
 /**
- * The engine on its own: anchors chosen from patterns, capture group 1, keywords and entropy,
+ * The matcher on its own: anchors chosen from patterns, capture group 1, keywords and entropy,
  * decoding (base64, hex, URL, unicode escapes; depth and length limits), segment bounds, per-rule
  * bounds, and the catastrophic-pattern check.
  */
@@ -7,12 +7,12 @@ import { describe, expect, test } from "bun:test";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
-import { type EncodingOptions, MAX_MATCHES_PER_RULE, scanText } from "../../src/detect/engine.ts";
 import { shannonEntropy } from "../../src/detect/entropy.ts";
+import { type EncodingOptions, MAX_MATCHES_PER_RULE, scanText } from "../../src/detect/matcher.ts";
 import { checkUserPattern, compilePattern } from "../../src/detect/pattern.ts";
 import { findAnchor, parseRegex } from "../../src/detect/regex-ast.ts";
 
-const engine = compileRules(loadBuiltinRules());
+const matcher = compileRules(loadBuiltinRules());
 const ENC: EncodingOptions = {
   base64: true,
   hex: true,
@@ -40,7 +40,7 @@ const rule = (over: Partial<RuleDef>): RuleDef => ({
   ...over,
 });
 const names = (text: string, enc: EncodingOptions | null = null) =>
-  scanText(engine, text, { encoding: enc }).map((m) => m.rule.name);
+  scanText(matcher, text, { encoding: enc }).map((m) => m.rule.name);
 
 describe("anchors", () => {
   test.each([
@@ -100,7 +100,7 @@ describe("anchors", () => {
 describe("matching", () => {
   test("offsets are UTF-16 offsets of the value; capture group 1 is preferred", () => {
     const text = `é✓ key ${AWS_ID} and postgres://app:Xk9mQ2vL7pR4tY8@db.internal:5432/x`;
-    const ms = scanText(engine, text, { encoding: null });
+    const ms = scanText(matcher, text, { encoding: null });
     const aws = ms.find((m) => m.rule.name === "aws_access_key_id")!;
     expect(text.slice(aws.start, aws.end)).toBe(AWS_ID);
     const db = ms.find((m) => m.rule.name === "database_url_password")!;
@@ -171,43 +171,43 @@ describe("decoding", () => {
       [`b64url ${Buffer.from(`id ${AWS_ID} ok??>`).toString("base64url")}`, "base64"],
     ];
     for (const [text, kind] of cases) {
-      const ms = scanText(engine, text, { encoding: ENC });
+      const ms = scanText(matcher, text, { encoding: ENC });
       const m = ms.find((x) => x.decoded !== null);
       expect(m?.decoded).toBe(kind);
       expect(text.slice(m!.start, m!.end).length).toBeGreaterThan(10);
-      expect(scanText(engine, text, { encoding: null }).filter((x) => x.rule.detector === "secrets")).toEqual(
-        [],
-      );
+      expect(
+        scanText(matcher, text, { encoding: null }).filter((x) => x.rule.detector === "secrets"),
+      ).toEqual([]);
     }
   });
   test("nested encodings up to max_depth", () => {
     const twice = b64(`note: ${b64(`key ${GH}`)}`);
-    expect(scanText(engine, twice, { encoding: ENC }).map((m) => m.decoded)).toContain("base64>base64");
+    expect(scanText(matcher, twice, { encoding: ENC }).map((m) => m.decoded)).toContain("base64>base64");
     expect(
-      scanText(engine, twice, { encoding: { ...ENC, max_depth: 1 } }).filter(
+      scanText(matcher, twice, { encoding: { ...ENC, max_depth: 1 } }).filter(
         (m) => m.rule.name === "github_pat",
       ),
     ).toEqual([]);
     const thrice = b64(`a ${twice} b`);
-    expect(scanText(engine, thrice, { encoding: ENC }).filter((m) => m.rule.name === "github_pat")).toEqual(
+    expect(scanText(matcher, thrice, { encoding: ENC }).filter((m) => m.rule.name === "github_pat")).toEqual(
       [],
     );
-    expect(scanText(engine, thrice, { encoding: { ...ENC, max_depth: 3 } }).map((m) => m.decoded)).toContain(
+    expect(scanText(matcher, thrice, { encoding: { ...ENC, max_depth: 3 } }).map((m) => m.decoded)).toContain(
       "base64>base64>base64",
     );
   });
   test("decoded length limits and switches", () => {
     const text = `x ${b64(`key ${GH}`)}`;
-    expect(scanText(engine, text, { encoding: { ...ENC, max_decoded_length: 20 } }).length).toBe(0);
-    expect(scanText(engine, text, { encoding: { ...ENC, base64: false } }).length).toBe(0);
-    expect(scanText(engine, text, { encoding: { ...ENC, min_decoded_length: 100 } }).length).toBe(0);
+    expect(scanText(matcher, text, { encoding: { ...ENC, max_decoded_length: 20 } }).length).toBe(0);
+    expect(scanText(matcher, text, { encoding: { ...ENC, base64: false } }).length).toBe(0);
+    expect(scanText(matcher, text, { encoding: { ...ENC, min_decoded_length: 100 } }).length).toBe(0);
   });
   test("binary base64 (an image) is not scanned as text", () => {
     const png = Buffer.concat([
       Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
       Buffer.alloc(300, 7),
     ]);
-    expect(scanText(engine, `data:image/png;base64,${png.toString("base64")}`, { encoding: ENC })).toEqual(
+    expect(scanText(matcher, `data:image/png;base64,${png.toString("base64")}`, { encoding: ENC })).toEqual(
       [],
     );
   });
@@ -219,10 +219,10 @@ describe("segment bounds", () => {
     const b = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
     const joined = `${a}\n\u0000\n${b}`;
     const bounds = [0, a.length, a.length + 3, joined.length];
-    expect(scanText(engine, joined, { encoding: null }).map((m) => m.rule.name)).toContain(
+    expect(scanText(matcher, joined, { encoding: null }).map((m) => m.rule.name)).toContain(
       "aws_secret_access_key",
     );
-    expect(scanText(engine, joined, { encoding: null, bounds }).map((m) => m.rule.name)).not.toContain(
+    expect(scanText(matcher, joined, { encoding: null, bounds }).map((m) => m.rule.name)).not.toContain(
       "aws_secret_access_key",
     );
   });
@@ -230,7 +230,7 @@ describe("segment bounds", () => {
     const key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAexampleEXAMPLEexample0123456789";
     const next = "-----END RSA PRIVATE KEY-----";
     const joined = `${key}\n\u0000\n${next}`;
-    const ms = scanText(engine, joined, {
+    const ms = scanText(matcher, joined, {
       encoding: null,
       bounds: [0, key.length, key.length + 3, joined.length],
     });

@@ -1,5 +1,5 @@
 /**
- * The detection engine: what a compiled engine is, and `scanText`, its one entry for scanning.
+ * The matcher: what a compiled matcher is, and `scanText`, its one entry for scanning.
  *
  * Rules do not each scan the whole text, which would cost one regex pass per rule. Compilation
  * (compile.ts) finds in each rule's pattern a literal every match must contain (a prefix such as
@@ -9,7 +9,7 @@
  * runs only there: sticky, or on a small window around it (windows.ts). Rules whose matches start
  * with a digit share one digit-cluster prefilter (clusters.ts); the few rules left run over the whole
  * text (user rules in bounded chunks). The same loop notes base64/hex runs, which decode.ts decodes
- * and this file scans again, up to the configured depth. snapshot.ts stores a compiled engine as
+ * and this file scans again, up to the configured depth. snapshot.ts stores a compiled matcher as
  * data, so the built-in rules are compiled when the binary is built.
  *
  * Pure: no I/O.
@@ -99,7 +99,7 @@ export interface CompileProblem {
   message: string;
 }
 
-export interface Engine {
+export interface Matcher {
   rules: CompiledRule[];
   /** bigram (c0 & 255) << 8 | (c1 & 255) → index into `lits` + 1, 0 for none. */
   bigram: Uint16Array;
@@ -123,7 +123,7 @@ export interface Engine {
   problems: CompileProblem[];
 }
 
-/** A match inside the engine: it still holds the raw value, which never leaves the scanner. */
+/** A match inside the matcher: it still holds the raw value, which never leaves the scanner. */
 export interface RawMatch {
   rule: RuleDef;
   start: number;
@@ -152,12 +152,12 @@ export type Anchor = NonNullable<PatternAnalysis["anchor"]>;
  * unicode-escaped spans decoded up to `max_depth` levels. A match in decoded content reports the
  * encoded span's offsets in `text` and the decoding chain in `decoded`.
  */
-export function scanText(engine: Engine, text: string, opts: ScanTextOptions): RawMatch[] {
-  return scanDepth(engine, text, opts.encoding, 0, opts.bounds ?? null);
+export function scanText(matcher: Matcher, text: string, opts: ScanTextOptions): RawMatch[] {
+  return scanDepth(matcher, text, opts.encoding, 0, opts.bounds ?? null);
 }
 
 function scanDepth(
-  engine: Engine,
+  matcher: Matcher,
   text: string,
   enc: EncodingOptions | null,
   depth: number,
@@ -170,14 +170,14 @@ function scanDepth(
       ? Math.max(MIN_RUN, Math.ceil((enc!.min_decoded_length * 4) / 3))
       : 0;
   const starts: number[] = [];
-  const matches = scanPlain(engine, text, bounds, runMin, starts);
+  const matches = scanPlain(matcher, text, bounds, runMin, starts);
   if (!wantDecode) return matches;
   const runs = runPairs(text, starts, runMin);
   const decodedSpans = findEncoded(text, runs, enc!);
   if (decodedSpans.length === 0) return matches;
   const out = matches.slice();
   for (const d of decodedSpans) {
-    for (const m of scanDepth(engine, d.text, enc, depth + 1, null)) {
+    for (const m of scanDepth(matcher, d.text, enc, depth + 1, null)) {
       out.push({
         rule: m.rule,
         start: d.start,
@@ -192,10 +192,10 @@ function scanDepth(
 }
 
 /**
- * For short-lived processes (`sluice scan` and its workers): keep the engine's large hot functions
+ * For short-lived processes (`sluice scan` and its workers): keep the matcher's large hot functions
  * out of JavaScriptCore's top JIT tier (FTL). Compiling them there costs more CPU per thread than a
  * scan of a few tens of megabytes earns back, and the DFG tier runs them nearly as fast (the numbers
- * are in docs/benchmarks.md). The JavaScript character loop (charPass, for engines the kernel cannot
+ * are in docs/benchmarks.md). The JavaScript character loop (charPass, for matchers the kernel cannot
  * serve) and the small digit-cluster helpers stay eligible: they are cheap to compile, and the loop
  * gains the most. The long-running proxy does not call this.
  */
