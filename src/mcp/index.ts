@@ -3,9 +3,10 @@
  * there is one, and runs the mode the flags ask for with one security core (McpSession) per session.
  */
 import { join } from "node:path";
-import { loadConfig, upstreamTls } from "../config/load.ts";
+import { loadConfig, type UpstreamTls, upstreamTls } from "../config/load.ts";
 import { type Config, customRuleDef } from "../config/schema.ts";
 import { Bus } from "../core/bus.ts";
+import type { RequestHook } from "../core/hook.ts";
 import { type Level, Logger } from "../core/log.ts";
 import { type Action, blankSession, type RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
@@ -119,179 +120,210 @@ function baselinesFor(store: Store | null, configDir: string): BaselineStore {
   return store ? new StoreBaselines(store.mcp) : new FileBaselines(join(configDir, "mcp-baselines.json"));
 }
 
-/** Run `sluice mcp`. Resolves with the process exit code. */
-export async function runMcp(o: McpCliOptions): Promise<number> {
-  const mode = resolveMode(o);
-  const loaded = loadConfig({ configPath: o.configPath });
-  const withAction = (c: Config): Config =>
-    o.action ? { ...c, pipeline: { ...c.pipeline, default_action: o.action } } : c;
-  let config: Config = withAction(loaded.config);
-  const log = new Logger({
-    level: o.logLevel ?? config.logging.level,
-    format: o.format ?? config.logging.format,
-    color: o.color,
-  });
-  for (const w of loaded.warnings) log.warn(w);
-  const bus = new Bus();
-  const store = o.store ? await openStoreMaybe(loaded.configDir, bus, log) : null;
-  let rules = rulesFor(config, store);
-  let rulesVersion = 1;
-  // Built lazily: rules compile on the first message, and a fault there fails open with a scan_error.
-  const hook = createPipeline({
-    config: () => config,
-    rules: () => rules,
-    rulesVersion: () => rulesVersion,
-    hmacKey: installationKey(loaded.configDir, (m) => log.warn(m)),
-  }).hook;
+/**
+ * What the sessions of one `sluice mcp` run share: the configuration (with `--action` applied), the
+ * log, the store when there is one, the rules and the payload pipeline their messages go through.
+ */
+class McpRun {
+  config: Config;
+  rules: RuleDef[];
+  rulesVersion = 1;
+  readonly hook: RequestHook;
+  readonly serverId: string;
+  readonly baselines: BaselineStore;
+  readonly tls: UpstreamTls;
+  #passthrough: boolean;
+  #modeCheckedAt = 0;
 
-  let modeCheckedAt = 0;
-  let passthrough = config.proxy.mode === "passthrough";
-  const isPassthrough = () => {
+  private constructor(
+    readonly o: McpCliOptions,
+    readonly mode: Mode,
+    readonly configDir: string,
+    readonly log: Logger,
+    readonly bus: Bus,
+    readonly store: Store | null,
+    config: Config,
+  ) {
+    this.config = config;
+    this.rules = rulesFor(config, store);
+    // Built lazily: rules compile on the first message, and a fault there fails open with a scan_error.
+    this.hook = createPipeline({
+      config: () => this.config,
+      rules: () => this.rules,
+      rulesVersion: () => this.rulesVersion,
+      hmacKey: installationKey(configDir, (m) => log.warn(m)),
+    }).hook;
+    this.#passthrough = config.proxy.mode === "passthrough";
+    this.tls = upstreamTls(config);
+    this.serverId = serverIdFor(mode, o.name);
+    this.baselines = baselinesFor(store, configDir);
+  }
+
+  static async open(o: McpCliOptions): Promise<McpRun> {
+    const mode = resolveMode(o);
+    const loaded = loadConfig({ configPath: o.configPath });
+    const config = withAction(loaded.config, o.action);
+    const log = new Logger({
+      level: o.logLevel ?? config.logging.level,
+      format: o.format ?? config.logging.format,
+      color: o.color,
+    });
+    for (const w of loaded.warnings) log.warn(w);
+    const bus = new Bus();
+    const store = o.store ? await openStoreMaybe(loaded.configDir, bus, log) : null;
+    return new McpRun(o, mode, loaded.configDir, log, bus, store, config);
+  }
+
+  /** Reload the configuration and rules (SIGHUP): swapped whole, or the old kept and the reason logged. */
+  reload(): void {
+    try {
+      this.config = withAction(loadConfig({ configPath: this.o.configPath }).config, this.o.action);
+      this.rules = rulesFor(this.config, this.store);
+      this.rulesVersion++;
+      this.log.warn("configuration reloaded (SIGHUP)");
+    } catch (err) {
+      this.log.error(`configuration not reloaded, keeping the old one: ${(err as Error).message}`);
+    }
+  }
+
+  /** `proxy.mode` is passthrough: `sluice serve` may switch it while this process runs (checked once a second). */
+  isPassthrough(): boolean {
     const now = Date.now();
-    if (store && now - modeCheckedAt > 1000) {
-      modeCheckedAt = now;
+    if (this.store && now - this.#modeCheckedAt > 1000) {
+      this.#modeCheckedAt = now;
       try {
-        // `sluice serve` may switch the mode while this process runs.
-        const m = store.readSetting("proxy.mode");
-        passthrough = m ? m === "passthrough" : config.proxy.mode === "passthrough";
+        const m = this.store.readSetting("proxy.mode");
+        this.#passthrough = m ? m === "passthrough" : this.config.proxy.mode === "passthrough";
       } catch {
         /* keep the last known mode */
       }
     }
-    return passthrough;
-  };
+    return this.#passthrough;
+  }
 
-  const tls = upstreamTls(config);
-  const serverId = serverIdFor(mode, o.name);
-  const baselines = baselinesFor(store, loaded.configDir);
-  const poisonAction = (): Action =>
-    o.action ?? (config.detectors.injection.action || config.pipeline.default_action);
-
-  const newSession = (): McpSession => {
+  /** A new session with its own security core, reported as started. */
+  session(): McpSession {
     const ctx = blankSession({
       session_id: `mcp-${crypto.randomUUID()}`,
       client: "mcp",
       working_directory: process.cwd(),
       os_platform: process.platform,
     });
-    const reporter = new Reporter(bus, log, serverId, ctx);
-    return new McpSession({
-      serverId,
-      config: () => config,
-      hook,
-      baselines,
-      reporter,
-      passthrough: isPassthrough,
-      poisonAction,
-      sessionBinding: o.sessionBinding,
-      acceptDrift: o.acceptDrift,
+    const session = new McpSession({
+      serverId: this.serverId,
+      config: () => this.config,
+      hook: this.hook,
+      baselines: this.baselines,
+      reporter: new Reporter(this.bus, this.log, this.serverId, ctx),
+      passthrough: () => this.isPassthrough(),
+      poisonAction: (): Action =>
+        this.o.action ?? (this.config.detectors.injection.action || this.config.pipeline.default_action),
+      sessionBinding: this.o.sessionBinding,
+      acceptDrift: this.o.acceptDrift,
     });
-  };
-
-  const modeName = mode.kind;
-  const started = (session: McpSession): McpSession => {
     session.opts.reporter.event({
       kind: "session-start",
       severity: "info",
-      message: `MCP session started (${modeName})`,
-      mode: modeName,
+      message: `MCP session started (${this.mode.kind})`,
+      mode: this.mode.kind,
     });
     return session;
-  };
-  const ended = (session: McpSession, code: number): number => {
+  }
+
+  /** Report a session's end; resolves with `code` once the store has its rows. */
+  async ended(session: McpSession, code: number): Promise<number> {
     session.opts.reporter.event({
       kind: "session-end",
       severity: "info",
-      message: `MCP session ended (${modeName}, exit ${code})`,
-      mode: modeName,
+      message: `MCP session ended (${this.mode.kind}, exit ${code})`,
+      mode: this.mode.kind,
       exit_code: code,
       client: session.clientName,
       server_name: session.serverName,
       blocked_tools: [...session.blockedTools.keys()],
     });
-    return code;
-  };
+    return this.finish(code);
+  }
 
-  const finish = async (code: number) => {
+  async finish(code: number): Promise<number> {
     try {
-      await store?.flush();
-      await store?.close();
+      await this.store?.flush();
+      await this.store?.close();
     } catch {
       /* the store never decides the exit code */
     }
     return code;
-  };
+  }
+}
 
+const withAction = (c: Config, action: McpCliOptions["action"]): Config =>
+  action ? { ...c, pipeline: { ...c.pipeline, default_action: action } } : c;
+
+/** stdio: one session around a child process, with a filtered environment. */
+async function runStdioMode(run: McpRun, command: string[]): Promise<number> {
+  const { o, config, log } = run;
+  const filtered = filterEnv(process.env, {
+    filter: o.envFilter && config.mcp.env_filter,
+    allowlist: config.mcp.env_allowlist,
+    extra: o.env,
+  });
+  const session = run.session();
+  if (filtered.withheld.length)
+    session.opts.reporter.event({
+      kind: "env-filtered",
+      severity: "info",
+      message: `environment filter: ${filtered.withheld.length} variable(s) withheld from the MCP server`,
+      withheld: filtered.withheld,
+    });
+  const r = await runStdio({ command, env: filtered.env, session, log });
+  return run.ended(session, r.code);
+}
+
+/** The reverse proxy: a listener with a session per MCP session, until SIGINT or SIGTERM; SIGHUP reloads. */
+async function runReverseMode(run: McpRun, mode: Extract<Mode, { kind: "reverse" }>): Promise<number> {
+  const server = startReverseProxy({
+    host: mode.host,
+    port: mode.port,
+    upstream: mode.upstream,
+    log: run.log,
+    newSession: () => run.session(),
+    headers: run.o.headers,
+    tls: run.tls,
+  });
+  const reload = () => run.reload();
+  process.on("SIGHUP", reload);
+  const stopped = new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+  });
+  // Printed once every handler is in place (not subject to --log-level): scripts and tests read
+  // the address from it.
+  const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
+  process.stderr.write(`sluice mcp: listening on ${where} -> ${mode.upstream.href}\n`);
+  await stopped;
+  process.off("SIGHUP", reload);
+  await server.stop(true);
+  return run.finish(0);
+}
+
+/** Run `sluice mcp`. Resolves with the process exit code. */
+export async function runMcp(o: McpCliOptions): Promise<number> {
+  const run = await McpRun.open(o);
+  const { mode, log, tls } = run;
+  const headers = o.headers;
   switch (mode.kind) {
-    case "stdio": {
-      const filtered = filterEnv(process.env, {
-        filter: o.envFilter && config.mcp.env_filter,
-        allowlist: config.mcp.env_allowlist,
-        extra: o.env,
-      });
-      const session = started(newSession());
-      if (filtered.withheld.length)
-        session.opts.reporter.event({
-          kind: "env-filtered",
-          severity: "info",
-          message: `environment filter: ${filtered.withheld.length} variable(s) withheld from the MCP server`,
-          withheld: filtered.withheld,
-        });
-      const r = await runStdio({ command: mode.command, env: filtered.env, session, log });
-      return finish(ended(session, r.code));
-    }
+    case "stdio":
+      return runStdioMode(run, mode.command);
     case "http-bridge": {
-      const session = started(newSession());
-      return finish(
-        ended(
-          session,
-          await runHttpBridge({ upstream: mode.upstream, session, log, headers: o.headers, tls }),
-        ),
-      );
+      const session = run.session();
+      return run.ended(session, await runHttpBridge({ upstream: mode.upstream, session, log, headers, tls }));
     }
     case "ws-bridge": {
-      const session = started(newSession());
-      return finish(
-        ended(session, await runWsBridge({ upstream: mode.upstream, session, log, headers: o.headers, tls })),
-      );
+      const session = run.session();
+      return run.ended(session, await runWsBridge({ upstream: mode.upstream, session, log, headers, tls }));
     }
-    case "reverse": {
-      const server = startReverseProxy({
-        host: mode.host,
-        port: mode.port,
-        upstream: mode.upstream,
-        log,
-        newSession,
-        headers: o.headers,
-        tls,
-      });
-      // A long-running listener reloads its configuration and rules on SIGHUP (one path: load, swap whole
-      // or keep the old and say why).
-      const reload = () => {
-        try {
-          const next = loadConfig({ configPath: o.configPath });
-          config = withAction(next.config);
-          rules = rulesFor(config, store);
-          rulesVersion++;
-          log.warn("configuration reloaded (SIGHUP)");
-        } catch (err) {
-          log.error(`configuration not reloaded, keeping the old one: ${(err as Error).message}`);
-        }
-      };
-      process.on("SIGHUP", reload);
-      const stopped = new Promise<void>((resolve) => {
-        const stop = () => resolve();
-        process.once("SIGINT", stop);
-        process.once("SIGTERM", stop);
-      });
-      // Printed once every handler is in place (not subject to --log-level): scripts and tests read
-      // the address from it.
-      const where = `http://${mode.host.includes(":") ? `[${mode.host}]` : mode.host}:${server.port}`;
-      process.stderr.write(`sluice mcp: listening on ${where} -> ${mode.upstream.href}\n`);
-      await stopped;
-      process.off("SIGHUP", reload);
-      await server.stop(true);
-      return finish(0);
-    }
+    case "reverse":
+      return runReverseMode(run, mode);
   }
 }
