@@ -1,7 +1,7 @@
 /**
  * In-process event bus. The proxy, MCP proxy and config reload emit; the store, the live SSE stream
  * and the logs subscribe. Emitting never throws: a failing listener is reported and skipped.
- * Payloads never hold a raw matched value (NAMES.md, SSE events).
+ * Payloads never hold a raw matched value: they reach the log, the store and the live stream.
  */
 import type { Action, Finding, Login, ProviderLabel, SessionContext, UnscannedReason } from "./types.ts";
 

@@ -72,7 +72,7 @@ export const VALIDATORS = [
 ] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];
 
-/** Who is talking: derived from headers and body by the proxy (SPEC §2 Finding, session columns). */
+/** Who is talking: derived from headers and body by the proxy; stored with each finding and session. */
 export interface SessionContext {
   session_id: string;
   client: string;
@@ -142,7 +142,7 @@ export interface Finding {
 export const RULE_TIERS = ["community", "pro", "custom"] as const;
 export type RuleTier = (typeof RULE_TIERS)[number];
 
-/** A detection rule as data (rules/*.yaml, the rule store, custom_rules, the API). SPEC §2 Rule. */
+/** A detection rule as data (rules/*.yaml, the rule store, custom_rules, the API). */
 export interface RuleDef {
   name: string;
   pattern: string;

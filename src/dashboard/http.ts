@@ -1,6 +1,6 @@
 /**
- * HTTP vocabulary of the dashboard API: the error shape of NAMES.md, query parameter parsing with
- * bounds, and JSON body reading. Route handlers throw `ApiError`; the app turns it into a response.
+ * HTTP vocabulary of the dashboard API: the error shape (`{"error":{"code","message"}}`, see
+ * docs/api.md), query parameter parsing with bounds, and JSON body reading. Route handlers throw `ApiError`; the app turns it into a response.
  */
 
 export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 429 | 500;

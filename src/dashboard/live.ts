@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/live`: the Server-Sent Events stream of NAMES.md (`finding`, `request`,
+ * `GET /api/v1/live`: the Server-Sent Events stream of docs/api.md (`finding`, `request`,
  * `mode-changed`, `config-reloaded`, `ws-connection`, `mcp-event`) plus a `heartbeat` at connect and
  * every 15 s. Each `data:` line is `{type, ts, …fields}`, never a raw matched value.
  *

@@ -1,7 +1,6 @@
 /**
  * The community rules shipped in rules/*.yaml, embedded so that compiled binaries carry them, and the
  * rule-file checker behind `sluice rules validate` and the rule self-test.
- * SEAM (owned by detection): `loadBuiltinRules` keeps its signature.
  */
 import type { YAMLMap } from "yaml";
 import { RULE_FILES } from "../../rules/index.ts";

@@ -1,5 +1,5 @@
 /**
- * Per-session content fingerprints (SPEC §1.4 layer 1). Coding tools resend the whole conversation
+ * Per-session content fingerprints, the first layer of scanning. Coding tools resend the whole conversation
  * every turn; each segment's text is hashed and, when this session already scanned that exact text
  * with the same rules, its cached matches are reused instead of scanning again. Cached matches are
  * still returned, so a secret in turn 1 reaches policy in every later turn.

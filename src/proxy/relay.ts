@@ -1,5 +1,5 @@
 /**
- * The relay of split mode (SPEC §3 Relay, NAMES.md): a thin forwarder on the proxy port that sends
+ * The relay of split mode: a thin forwarder on the proxy port that sends
  * traffic through the inspection engine while it is healthy, and otherwise applies `fail_mode`:
  * `open` forwards straight to the provider (uninspected), `closed` answers 503 with `Retry-After`
  * and a provider-shaped body. During the first `queue_on_startup` seconds requests wait for the engine.

@@ -34,7 +34,7 @@ export interface FileResult {
   findings: ScanFinding[];
 }
 
-/** Exit codes of `sluice scan` (SPEC §1): strongest action after allowlists and baseline. */
+/** Exit codes of `sluice scan`: the strongest action after allowlists and baseline. */
 export const EXIT = { clean: 0, block: 1, alert: 2, log: 3, error: 4 } as const;
 
 export function exitCodeFor(action: Action | null): number {

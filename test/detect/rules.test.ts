@@ -58,7 +58,7 @@ describe("community rule set", () => {
     expect(rules.filter((r) => r.detector === "proprietary").length).toBeGreaterThanOrEqual(2);
   });
 
-  test("every rule has the fields of SPEC §2 Rule and at least one example and negative", () => {
+  test("every rule has every field of a rule and at least one example and negative", () => {
     const names = new Set<string>();
     for (const r of rules) {
       expect(names.has(r.name)).toBe(false);
