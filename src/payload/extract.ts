@@ -112,24 +112,25 @@ export function extractTexts(
   // there once the walk returns: the call stack never holds more than WALK_DEPTH frames.
   const later: { node: object; frame: number }[] = [];
 
+  /** A value at `key` of the container `frame`: a segment, or a container walked at `depth`. */
+  const visit = (v: unknown, frame: number, key: string | number, depth: number) => {
+    if (typeof v === "string") {
+      texts.push(v);
+      segFrame.push(frame);
+      segKey.push(key);
+    } else if (v !== null && typeof v === "object") {
+      frameParent.push(frame);
+      frameKey.push(key);
+      walk(v, frameParent.length - 1, depth);
+    }
+  };
   const walk = (node: object, frame: number, depth: number) => {
     if (depth >= WALK_DEPTH) {
       later.push({ node, frame });
       return;
     }
     if (Array.isArray(node)) {
-      for (let i = 0; i < node.length; i++) {
-        const v = node[i];
-        if (typeof v === "string") {
-          texts.push(v);
-          segFrame.push(frame);
-          segKey.push(i);
-        } else if (v !== null && typeof v === "object") {
-          frameParent.push(frame);
-          frameKey.push(i);
-          walk(v, frameParent.length - 1, depth + 1);
-        }
-      }
+      for (let i = 0; i < node.length; i++) visit(node[i], frame, i, depth + 1);
       return;
     }
     const obj = node as Record<string, unknown>;
@@ -142,45 +143,26 @@ export function extractTexts(
         segKey.push(frameKey[frame]!);
       }
       const v = obj[key];
-      if (typeof v === "string") {
-        if (v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
-        texts.push(v);
-        segFrame.push(frame);
-        segKey.push(key);
-      } else if (v !== null && typeof v === "object") {
-        frameParent.push(frame);
-        frameKey.push(key);
-        walk(v, frameParent.length - 1, depth + 1);
-      }
+      if (typeof v === "string" && v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
+      visit(v, frame, key, depth + 1);
     }
   };
-  /** Walk the container `node` whose frame is `frame`, then whatever it left for later. */
-  const walkAll = (node: object, frame: number) => {
-    walk(node, frame, 0);
+  /** Walk what the walks before left for later (and what those leave, in turn). */
+  const drain = () => {
     for (let next = later.pop(); next; next = later.pop()) walk(next.node, next.frame, 0);
-  };
-  /** A value at `key` of `frame` where a walk starts: a segment, or a container to walk. */
-  const start = (v: unknown, frame: number, key: string | number) => {
-    if (typeof v === "string") {
-      texts.push(v);
-      segFrame.push(frame);
-      segKey.push(key);
-    } else if (v !== null && typeof v === "object") {
-      frameParent.push(frame);
-      frameKey.push(key);
-      walkAll(v, frameParent.length - 1);
-    }
   };
 
   if (!only) {
     if (typeof json === "string") return { texts: [json], path: () => ROOT_PATH };
-    if (json !== null && typeof json === "object") walkAll(json, 0);
+    if (json !== null && typeof json === "object") walk(json, 0, 0);
+    drain();
   } else {
     for (const at of only) {
       const v = valueAt(json, at);
       if (at.length === 0) {
-        if (typeof v === "string") start(v, -1, "");
-        else if (v !== null && typeof v === "object") walkAll(v, 0);
+        if (typeof v === "string") visit(v, -1, "", 0);
+        else if (v !== null && typeof v === "object") walk(v, 0, 0);
+        drain();
         continue;
       }
       // The frames on the way down, so that paths are built from the root.
@@ -190,7 +172,8 @@ export function extractTexts(
         frameKey.push(at[k]!);
         frame = frameParent.length - 1;
       }
-      start(v, frame, at[at.length - 1]!);
+      visit(v, frame, at[at.length - 1]!, 0);
+      drain();
     }
   }
 
