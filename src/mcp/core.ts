@@ -152,7 +152,7 @@ export class McpSession {
       const step = await fn(parsed, replies, { text, json: parsed, at: [] });
       if (step.kind === "same") return replies.length ? { forward: "original", replies } : ORIGINAL;
       if (step.kind === "rewrite") return { forward: step.text, replies };
-      return { forward: step.kind === "drop" ? null : JSON.stringify(step.value), replies };
+      return { forward: step.kind === "drop" ? null : this.#write(step.value), replies };
     }
     let changed = false;
     const kept: unknown[] = [];
@@ -168,13 +168,31 @@ export class McpSession {
     }
     if (!changed) return { forward: "original", replies };
     if (!kept.length) return { forward: null, replies };
+    const parts = kept.map((m) => this.#write(m)).filter((t) => t !== null);
+    return { forward: parts.length ? `[${parts.join(",")}]` : null, replies };
+  }
+
+  /**
+   * A message sluice changed, as text. JSON.stringify recurses: a message nested deeper than it can
+   * write (tens of thousands of levels) is never forwarded as it was; a response becomes an error
+   * answering its id, anything else is dropped.
+   */
+  #write(m: unknown): string | null {
     try {
-      return { forward: JSON.stringify(kept), replies };
+      return JSON.stringify(m);
     } catch (err) {
-      // A changed batch nested too deep to write out again: drop it rather than forward what
-      // sluice meant to change.
-      this.#scanError("batch", err, "mcp:batch");
-      return { forward: null, replies };
+      const c = classify(m);
+      this.opts.reporter.event({
+        kind: "unwritable",
+        severity: "high",
+        message: `sluice could not write out a message it changed (${(err as Error).message}); ${c.kind === "response" ? "answered its id with an error" : "dropped it"}`,
+      });
+      if (c.kind !== "response") return null;
+      return blockedResponse(c.msg.id, {
+        reason: "unwritable",
+        message:
+          "sluice withheld this response: it changed it and could not write it out again (nested too deep)",
+      });
     }
   }
 

@@ -47,16 +47,41 @@ export class MemoryBaselines implements BaselineStore {
   }
 }
 
-/** JSON with object keys sorted, so that key order never looks like drift. */
+/**
+ * JSON with object keys sorted, so that key order never looks like drift. The walk keeps its own
+ * stack (a tool definition from a server may be nested as deep as JSON.parse accepts).
+ */
 export function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map((x) => canonicalJson(x === undefined ? null : x)).join(",")}]`;
-  if (v && typeof v === "object") {
-    const entries = Object.entries(v as Record<string, unknown>)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${canonicalJson(x)}`).join(",")}}`;
+  const out: string[] = [];
+  // Work items, last first: a value to write, or text to emit (separators and closing brackets).
+  const stack: ({ value: unknown } | string)[] = [{ value: v }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item === "string") {
+      out.push(item);
+      continue;
+    }
+    const x = item.value;
+    if (Array.isArray(x)) {
+      out.push("[");
+      stack.push("]");
+      for (let i = x.length - 1; i >= 0; i--) {
+        stack.push({ value: x[i] === undefined ? null : x[i] });
+        if (i > 0) stack.push(",");
+      }
+    } else if (x && typeof x === "object") {
+      const entries = Object.entries(x as Record<string, unknown>)
+        .filter(([, e]) => e !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      out.push("{");
+      stack.push("}");
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, e] = entries[i]!;
+        stack.push({ value: e }, `${i > 0 ? "," : ""}${JSON.stringify(k)}:`);
+      }
+    } else out.push(JSON.stringify(x) ?? "null");
   }
-  return JSON.stringify(v) ?? "null";
+  return out.join("");
 }
 
 export function baselineOf(tool: unknown): Baseline {

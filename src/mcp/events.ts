@@ -20,6 +20,7 @@ export type McpEventKind =
   | "findings"
   | "scan-error"
   | "scan-skipped"
+  | "unwritable"
   | "env-filtered"
   | "binding-overflow"
   | "tracker-evicted";

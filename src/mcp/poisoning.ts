@@ -35,27 +35,43 @@ const isObj = (v: unknown): v is Record<string, unknown> =>
 const seg = (k: string) => (/^[A-Za-z_$][\w$-]*$/.test(k) ? `.${k}` : `[${JSON.stringify(k)}]`);
 const DESCRIPTIVE = new Set(["description", "title", "$comment", "markdownDescription"]);
 
-/** Every string in a JSON schema, with its path and kind. */
-export function schemaFields(schema: unknown, path: string, out: TextField[] = [], depth = 0): TextField[] {
-  if (depth > 32) return out;
-  if (typeof schema === "string") out.push({ path, kind: "value", text: schema });
-  else if (Array.isArray(schema)) {
-    for (let i = 0; i < schema.length; i++) schemaFields(schema[i], `${path}[${i}]`, out, depth + 1);
-  } else if (isObj(schema)) {
-    for (const [k, v] of Object.entries(schema)) {
-      const p = `${path}${seg(k)}`;
-      if (
-        (k === "properties" || k === "patternProperties" || k === "$defs" || k === "definitions") &&
-        isObj(v)
-      ) {
-        for (const [name, sub] of Object.entries(v)) {
-          const pp = `${p}${seg(name)}`;
-          out.push({ path: pp, kind: "name", text: name });
-          schemaFields(sub, pp, out, depth + 1);
-        }
-      } else if (DESCRIPTIVE.has(k) && typeof v === "string")
-        out.push({ path: p, kind: "description", text: v });
-      else schemaFields(v, p, out, depth + 1);
+/**
+ * Every string in a JSON schema, with its path and kind, in document order. The walk keeps its own
+ * stack, so a schema nested as deep as JSON.parse accepts is walked to its last string: depth can
+ * neither crash the walk nor hide a description from it.
+ */
+export function schemaFields(schema: unknown, path: string, out: TextField[] = []): TextField[] {
+  // Work items, last first: a value to walk at a path, or a property name to report.
+  const stack: (TextField | { value: unknown; path: string })[] = [{ value: schema, path }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if ("kind" in item) {
+      out.push(item);
+      continue;
+    }
+    const { value, path: at } = item;
+    if (typeof value === "string") out.push({ path: at, kind: "value", text: value });
+    else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: `${at}[${i}]` });
+    } else if (isObj(value)) {
+      const entries = Object.entries(value);
+      for (let e = entries.length - 1; e >= 0; e--) {
+        const [k, v] = entries[e]!;
+        const p = `${at}${seg(k)}`;
+        if (
+          (k === "properties" || k === "patternProperties" || k === "$defs" || k === "definitions") &&
+          isObj(v)
+        ) {
+          const named = Object.entries(v);
+          for (let n = named.length - 1; n >= 0; n--) {
+            const [name, sub] = named[n]!;
+            const pp = `${p}${seg(name)}`;
+            stack.push({ value: sub, path: pp }, { path: pp, kind: "name", text: name });
+          }
+        } else if (DESCRIPTIVE.has(k) && typeof v === "string")
+          stack.push({ path: p, kind: "description", text: v });
+        else stack.push({ value: v, path: p });
+      }
     }
   }
   return out;

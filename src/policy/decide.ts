@@ -12,6 +12,7 @@ import { placeholder, type RedactEdit } from "../payload/redact.ts";
 import { isAllowlisted } from "./allowlist.ts";
 import type { CachedMatch } from "./dedup.ts";
 import { contentHash, maskValue, valueHash } from "./mask.ts";
+import { shortPath } from "./notice.ts";
 
 /** The action of one finding: the rule's, else its detector's, else the pipeline default. */
 export function resolveAction(rule: RuleDef, cfg: Config): Action {
@@ -20,6 +21,12 @@ export function resolveAction(rule: RuleDef, cfg: Config): Action {
   if (det) return det;
   return cfg.pipeline.default_action;
 }
+
+/**
+ * Longest path a finding carries (stored, shown, exported): a string nested a million levels deep
+ * has a path of megabytes. Allowlists and redaction still use the whole path.
+ */
+const MAX_FINDING_PATH = 1024;
 
 /** A path with a key that is not a plain short name: `a["x y"]`, or a name of 16+ characters. */
 const ODD_KEY = /\["|[A-Za-z0-9_$]{16}/;
@@ -101,7 +108,7 @@ export function decide(
   for (let i = 0; i < per.length; i++) {
     if (per[i]!.length === 0) continue;
     const path = segments.path(i);
-    const shown = maskKeysInPath(matcher, path);
+    const shown = maskKeysInPath(matcher, shortPath(path, MAX_FINDING_PATH));
     for (const m of per[i]!) {
       const f = toFinding(m, path, shown, cfg, hmacKey);
       if (!f) continue;

@@ -7,11 +7,17 @@ import type { Finding } from "../core/types.ts";
 
 /** Distinct findings named in a message; the rest are counted. */
 const MAX_NAMED = 10;
-/** Longest path shown; a longer one (deeply nested data) keeps its start and end. */
+/** Longest path shown in a message; a longer one (deeply nested data) keeps its start and end. */
 const MAX_PATH = 200;
 
-const shown = (path: string) =>
-  path.length <= MAX_PATH ? path : `${path.slice(0, 80)}…${path.slice(path.length - (MAX_PATH - 81))}`;
+/** `path` cut to at most `max` characters: its first 40% and its end, joined by "…". */
+export function shortPath(path: string, max: number): string {
+  if (path.length <= max) return path;
+  const head = Math.floor(max * 0.4);
+  return `${path.slice(0, head)}…${path.slice(path.length - (max - head - 1))}`;
+}
+
+const shown = (path: string) => shortPath(path, MAX_PATH);
 
 /** `aws_access_key_id at messages[0].content (rule aws_access_key_id); …` */
 export function describeFindings(findings: Finding[], max = MAX_NAMED): string {
