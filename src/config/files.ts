@@ -78,6 +78,9 @@ export function defaults(): Config {
       verify_ssl: true,
       max_body_size: 52428800,
       mode: "active",
+      reuse_stream_connections: true,
+      warm_connections: true,
+      upstream_http2: false,
     },
     providers: {
       anthropic: {

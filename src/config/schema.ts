@@ -61,6 +61,12 @@ export const configSchema = z.object({
       verify_ssl: z.boolean().default(true),
       max_body_size: int(1024, 1024 * 1024 * 1024, 52428800),
       mode: z.enum(["active", "passthrough"]).default("active"),
+      /** A stream that ends cleanly leaves its upstream connection for the next request (false: closed after use). */
+      reuse_stream_connections: z.boolean().default(true),
+      /** Keep a connection open to each upstream with recent traffic (at start and after idle eviction). */
+      warm_connections: z.boolean().default(true),
+      /** HTTP/2 to upstreams that offer it, instead of keep-alive HTTP/1.1 (docs/upstream-connections.md). */
+      upstream_http2: z.boolean().default(false),
     })
     .prefault({}),
   providers: z

@@ -3,13 +3,18 @@
  * ways (`decompress: false`), manual redirects, the three timers of `proxy.timeout`, retries only when
  * nothing reached the upstream or a pooled connection was stale (the retry bypasses the pool), and SSE
  * relayed chunk by chunk. Upstream failures become the provider's 502/504 shape, never a hang.
+ *
+ * Connections: every request may run on a kept-alive connection from the pool (`pool.ts` says which).
+ * A stream that ends cleanly leaves its connection there; one cut short (client gone, upstream error,
+ * timeout) is aborted, which closes its connection, so a half-read response never meets the next
+ * request.
  */
 import type { UpstreamTls } from "../config/load.ts";
 import type { Logger } from "../core/log.ts";
 import type { ProviderLabel } from "../core/types.ts";
 import { providerError } from "./errors.ts";
 import { clientResponseHeaders } from "./headers.ts";
-import type { HostPool } from "./pool.ts";
+import { type HostPool, isHttp2Refused } from "./pool.ts";
 
 export interface Timers {
   /** Until response headers arrive (connect + TLS + upstream think time), ms. */
@@ -40,7 +45,10 @@ export interface ForwardInput {
   headers: Headers;
   /** Buffered bytes (replayable) or a stream (bodies above max_body_size: no retry). */
   body: Uint8Array | ReadableStream<Uint8Array> | null;
-  /** The client asked for a stream: no pool slot, a fresh connection, chunked relay. */
+  /**
+   * The client asked for a stream: no pool slot, chunked relay; its connection is reused when the
+   * pool's `reuseStreams` is on, else a fresh one is closed after use.
+   */
   streaming: boolean;
   clientSignal: AbortSignal;
   timers: Timers;
@@ -89,7 +97,12 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
   const { provider, timers, log } = input;
   const host = input.url.host;
   const replayable = !(input.body instanceof ReadableStream);
-  let usePool = !input.streaming;
+  const pool = input.pool;
+  /** Non-streaming requests take a slot; any request may reuse a kept-alive connection. */
+  const useSlot = !input.streaming;
+  const reuse = useSlot || pool.reuseStreams;
+  /** Set after a stale pooled connection failed: the retry runs on a fresh one, outside the pool. */
+  let bypass = false;
   let release: (() => void) | null = null;
   let attempt = 0;
   let upstreamRes: Response | null = null;
@@ -118,14 +131,16 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
     };
   };
 
+  pool.noteRequest(input.url);
   for (;;) {
     ctl = new AbortController();
     timeoutHit = null;
     if (input.clientSignal.aborted) return fail(502, "client closed the request", "client closed");
-    if (usePool && !release) release = await input.pool.acquire(host);
-    const warm = usePool && input.pool.hasWarmConnection(host);
+    if (useSlot && !bypass && !release) release = await pool.acquire(host);
+    const warm = reuse && !bypass && pool.hasWarmConnection(host);
     // Pooled connections idle for longer than 2 × timeout are evicted: start on a fresh one.
-    const fresh = !usePool || input.pool.idleExpired(host);
+    const fresh = !reuse || bypass || pool.idleExpired(host);
+    const protocol = pool.protocolFor(host);
     const headersTimer = abortAfter("headers", Math.min(timers.headersMs, totalLeft()));
     try {
       upstreamRes = await fetch(input.url, {
@@ -137,12 +152,18 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
         keepalive: !fresh,
         decompress: false,
         tls: input.tls,
+        ...(protocol ? { protocol } : {}),
       } as RequestInit);
       clearTimeout(headersTimer);
       break;
     } catch (e) {
       clearTimeout(headersTimer);
       if (input.clientSignal.aborted) return fail(502, "client closed the request", "client closed");
+      // The upstream did not select HTTP/2: nothing was sent; ask again over HTTP/1.1 (no retry spent).
+      if (protocol === "http2" && isHttp2Refused(e) && replayable) {
+        pool.noteHttp2Refused(host);
+        continue;
+      }
       if (timeoutHit)
         return fail(
           504,
@@ -158,7 +179,7 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
         if (stale) {
           release?.();
           release = null;
-          usePool = false; // the retry bypasses the pool: a fresh connection
+          bypass = true; // the retry bypasses the pool: a fresh connection
         }
         continue;
       }
@@ -203,12 +224,16 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
   const done = new Promise<ForwardOutcome>((r) => (settle = r));
   let bytes = 0;
   let finished = false;
+  /** Settle once. A clean end leaves the connection in the pool; anything else aborts (closes) it. */
   const finish = (error: string | null) => {
     if (finished) return;
     finished = true;
     clearTimeout(idleTimer);
     clearTimeout(totalTimer);
     input.clientSignal.removeEventListener("abort", onClientAbort);
+    if (error === null) {
+      if (reuse && !bypass) pool.touch(host);
+    } else ctl.abort(new Error(error));
     settle({ status, error, responseBytes: bytes });
   };
   const idleTimer = abortAfter("idle", timers.idleMs);

@@ -137,6 +137,12 @@ export class SluiceRuntime implements Runtime {
       this.#config.proxy.max_connections,
       this.#config.proxy.timeout * 2000,
       this.log,
+      {
+        reuseStreams: this.#config.proxy.reuse_stream_connections,
+        warmConnections: this.#config.proxy.warm_connections,
+        http2: this.#config.proxy.upstream_http2,
+        tls: () => this.#tls,
+      },
     );
     this.#pool.startSweeper();
     const stored = this.store.getSetting("proxy.mode");
@@ -231,12 +237,31 @@ export class SluiceRuntime implements Runtime {
       } else console.log(`sluice: proxy listening on http://${cfg.bind}:${server.port}`);
       if (this.#mode === "passthrough") console.log("sluice: mode passthrough (requests are NOT scanned)");
     }
+    this.#warmUpstreams();
     this.log.info(`sluice ${versionLabel()} started`, {
       proxy: `${cfg.bind}:${server.port}`,
       mode: this.#mode,
       config: this.#files.join(",") || "(defaults)",
     });
     this.bus.emit("config-reloaded", { changes: [], source: "startup" });
+  }
+
+  /**
+   * Open a connection to each provider's upstream that saw traffic in the last week, so that the
+   * first turn after a restart does not pay for TCP and TLS (`proxy.warm_connections`, see pool.ts).
+   */
+  #warmUpstreams(): void {
+    const cfg = this.#config;
+    if (!cfg.proxy.warm_connections) return;
+    for (const [provider, { upstream }] of Object.entries(cfg.providers)) {
+      let seen = false;
+      try {
+        seen = this.store.audit.list({ provider, days: 7 }, 1, 0).total > 0;
+      } catch (e) {
+        this.log.warn(`cannot read recent traffic for ${provider}: ${(e as Error).message}`);
+      }
+      if (seen) void this.#pool.warm(upstream);
+    }
   }
 
   #withOverrides(config: Config): Config {
@@ -371,6 +396,9 @@ export class SluiceRuntime implements Runtime {
       }
     }
     this.#pool.idleEvictMs = next.proxy.timeout * 2000;
+    this.#pool.reuseStreams = next.proxy.reuse_stream_connections;
+    this.#pool.warmConnections = next.proxy.warm_connections;
+    this.#pool.http2 = next.proxy.upstream_http2;
     if (prev.proxy.max_connections !== next.proxy.max_connections)
       this.log.warn("proxy.max_connections takes effect at the next restart");
     if (JSON.stringify(prev.custom_rules) !== JSON.stringify(next.custom_rules)) {
@@ -429,6 +457,11 @@ export class SluiceRuntime implements Runtime {
       findings: this.metrics.totalFindings,
       by_action: Object.fromEntries(this.metrics.requestsByAction),
     };
+  }
+
+  /** The upstream connection pool (slots, reuse, warm connections). */
+  get pool(): HostPool {
+    return this.#pool;
   }
 
   proxyAddress(): { host: string; port: number } {

@@ -58,7 +58,11 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
   });
   for (const w of loaded.warnings) log.warn(w);
   let tls = upstreamTls(config);
-  const pool = new HostPool(config.proxy.max_connections, config.proxy.timeout * 2000, log);
+  const pool = new HostPool(config.proxy.max_connections, config.proxy.timeout * 2000, log, {
+    reuseStreams: config.proxy.reuse_stream_connections,
+    http2: config.proxy.upstream_http2,
+    tls: () => tls,
+  });
   pool.startSweeper();
   const relay = new Relay({
     config: () => config,
@@ -77,6 +81,8 @@ export async function startRelay(opts: RelayStartOptions = {}): Promise<RelayHan
       const changes = diffConfig(config, next.config);
       config = next.config;
       tls = nextTls;
+      pool.reuseStreams = config.proxy.reuse_stream_connections;
+      pool.http2 = config.proxy.upstream_http2;
       log.warn(`config reloaded (sighup): ${changes.length ? changes.join("; ") : "no changes"}`);
       return { ok: true };
     } catch (e) {

@@ -12,6 +12,7 @@
  * up.on("POST", "/slow", hang);                       // never answers
  * up.ws("/v1/responses");                              // WebSocket upgrade, echoes every frame
  * // up.url (https://127.0.0.1:<port>), up.requests[i].sha256, up.resetUrl (TLS port that drops every connection)
+ * // up.connections: TCP connections requests arrived on (requests[i].remotePort tells which)
  * const r = await up.nextRequest();                    // resolves on the next request received
  */
 import type { Server, ServerWebSocket, TCPSocketListener } from "bun";
@@ -29,6 +30,8 @@ export interface RecordedRequest {
   closed: Promise<void>;
   /** True once the request's signal aborted (the client went away before the response ended). */
   aborted: boolean;
+  /** The client's TCP port: requests with the same port came over the same connection. */
+  remotePort: number;
 }
 
 export type Handler = (req: RecordedRequest, raw: Request) => Response | Promise<Response>;
@@ -161,6 +164,7 @@ export class Upstream {
   #server!: Server<WsData>;
   #resetServer!: TCPSocketListener<undefined>;
   readonly sockets = new Set<ServerWebSocket<WsData>>();
+  #ports = new Set<number>();
 
   constructor(readonly opts: { tls?: boolean } = {}) {}
 
@@ -176,6 +180,10 @@ export class Upstream {
   }
   get server(): Server<WsData> {
     return this.#server;
+  }
+  /** How many TCP connections requests have arrived on (told apart by the client's port). */
+  get connections(): number {
+    return this.#ports.size;
   }
 
   /** Add a route (later routes win). `path` "/v1/x" exact, "/v1/*" prefix, RegExp on path+query, or a function. */
@@ -258,7 +266,9 @@ export class Upstream {
       sha256: new Bun.CryptoHasher("sha256").update(body).digest("hex"),
       closed,
       aborted: false,
+      remotePort: server.requestIP(raw)?.port ?? 0,
     };
+    this.#ports.add(rec.remotePort);
     raw.signal.addEventListener("abort", () => {
       rec.aborted = true;
       done();

@@ -104,7 +104,8 @@ test("after 2 × proxy.timeout idle the pooled connection is evicted: the next r
     await using s = await startSluice({
       upstream: up.url,
       dashboard: false,
-      config: { proxy: { retries: 0, timeout: 1 } },
+      // Eviction alone: no warm-up probes the pool in the meantime.
+      config: { proxy: { retries: 0, timeout: 1, warm_connections: false } },
     });
     await (await send(s.proxyUrl)).arrayBuffer();
     // The idle time under test: longer than 2 × timeout (2 s).

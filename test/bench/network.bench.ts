@@ -1,0 +1,504 @@
+/**
+ * `bun run bench network`: what sluice adds to a streamed turn on a real network. A delaying TCP
+ * relay (`test/helpers/delay-relay.ts`) stands between the HTTPS stand-in upstream and everyone who
+ * reaches it: the direct client (Bun's fetch with keep-alive, as the SDKs do) and sluice (a
+ * subprocess, `bun src/cli.ts serve`, active mode with the default rules). The client reaches sluice
+ * over loopback, as on a developer's machine.
+ *
+ * Per round-trip time (50 ms, 10 ms): 30 sequential streamed turns of a Claude Code request body
+ * (`test/fixtures/claude-code-request.json`, one new message per turn, same session), direct and
+ * through sluice interleaved turn by turn; then the same for the Codex WebSocket transport (one
+ * socket per client, a `response.create` frame per turn). Each path's first turn opens its
+ * connections and is reported apart. Measured: time to the first byte of the answer and to its end.
+ *
+ * Then, at 50 ms: HTTP/2 against keep-alive HTTP/1.1 from Bun's fetch to an upstream that offers both,
+ * and what TLS session resumption saves on a new connection.
+ */
+import http2 from "node:http2";
+import https from "node:https";
+import { join } from "node:path";
+import { type DelayRelay, startDelayRelay } from "../helpers/delay-relay.ts";
+import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
+import { testTls } from "../helpers/tls.ts";
+import { startUpstream, type Upstream } from "../helpers/upstream.ts";
+import type { BenchTable } from "./index.ts";
+
+const FIXTURE = join(import.meta.dir, "../fixtures/claude-code-request.json");
+const TURNS = Number(process.env.SLUICE_BENCH_TURNS ?? 30);
+const RTTS = [50, 10];
+/** Events in one streamed answer, and the upstream's pause between two of them (ms). */
+const EVENTS = 6;
+const EVENT_GAP_MS = 2;
+
+const ms = (x: number) => x.toFixed(1);
+function percentile(xs: number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+interface Sample {
+  ttfb: number;
+  total: number;
+}
+
+// ---------------------------------------------------------------- request bodies
+
+type Json = Record<string, unknown>;
+
+/** The fixture with `turn` more exchanges appended: each turn's body is new, its history is not. */
+function claudeTurn(base: Json, turn: number): string {
+  const messages = [...(base.messages as unknown[])];
+  for (let i = 0; i < turn; i++)
+    messages.push(
+      {
+        role: "assistant",
+        content: [{ type: "text", text: `Step ${i} done: the expiry test now uses the injected clock.` }],
+      },
+      {
+        role: "user",
+        content: [{ type: "text", text: `Good. Now check step ${i + 1} of the plan and run its tests.` }],
+      },
+    );
+  return JSON.stringify({ ...base, messages });
+}
+
+/** The same conversation as a Codex `response.create` frame (Responses API shape). */
+function codexTurn(base: Json, turn: number): string {
+  const claude = JSON.parse(claudeTurn(base, turn)) as Json;
+  const text = (c: unknown) =>
+    typeof c === "string"
+      ? c
+      : (c as { text?: string; content?: unknown }[])
+          .map((b) => b.text ?? JSON.stringify(b.content ?? b))
+          .join("\n");
+  return JSON.stringify({
+    type: "response.create",
+    model: "gpt-5-codex",
+    instructions: (claude.system as { text: string }[]).map((s) => s.text).join("\n"),
+    input: (claude.messages as { role: string; content: unknown }[]).map((m) => ({
+      type: "message",
+      role: m.role === "system" ? "developer" : m.role,
+      content: [{ type: m.role === "assistant" ? "output_text" : "input_text", text: text(m.content) }],
+    })),
+    tools: (claude.tools as { name: string; description: string; input_schema: unknown }[]).map((t) => ({
+      type: "function",
+      name: t.name,
+      description: t.description,
+      parameters: t.input_schema,
+      strict: false,
+    })),
+    tool_choice: "auto",
+    parallel_tool_calls: true,
+    store: false,
+    stream: true,
+    include: ["reasoning.encrypted_content"],
+  });
+}
+
+const CLAUDE_HEADERS = {
+  "content-type": "application/json",
+  accept: "application/json",
+  "anthropic-version": "2023-06-01",
+  "anthropic-beta": "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27",
+  "x-api-key": "sk-ant-api03-bench",
+  "x-app": "cli",
+  "user-agent": "claude-cli/2.1.197 (external, sdk-cli)",
+};
+
+// ---------------------------------------------------------------- the stand-in upstream
+
+async function startBenchUpstream(): Promise<Upstream> {
+  const up = await startUpstream();
+  const enc = new TextEncoder();
+  const event = (type: string, data: Json) =>
+    enc.encode(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  up.on("POST", "/v1/messages", () => {
+    const stream = new ReadableStream<Uint8Array>({
+      async start(c) {
+        c.enqueue(
+          event("message_start", {
+            message: { id: "msg_bench", type: "message", role: "assistant", content: [] },
+          }),
+        );
+        for (let i = 0; i < EVENTS; i++) {
+          await Bun.sleep(EVENT_GAP_MS);
+          c.enqueue(
+            event("content_block_delta", { index: 0, delta: { type: "text_delta", text: `word ${i} ` } }),
+          );
+        }
+        c.enqueue(event("message_stop", {}));
+        c.close();
+      },
+    });
+    return new Response(stream, {
+      headers: { "content-type": "text/event-stream", "cache-control": "no-cache" },
+    });
+  });
+  up.ws("/v1/responses", {
+    async message(ws) {
+      ws.send(JSON.stringify({ type: "response.created", response: { id: "resp_bench" } }));
+      for (let i = 0; i < EVENTS; i++) {
+        await Bun.sleep(EVENT_GAP_MS);
+        ws.send(JSON.stringify({ type: "response.output_text.delta", delta: `word ${i} ` }));
+      }
+      ws.send(JSON.stringify({ type: "response.completed", response: { id: "resp_bench" } }));
+    },
+  });
+  // Don't keep every request of the benchmark in memory.
+  setInterval(() => up.requests.splice(0), 1000).unref();
+  return up;
+}
+
+// ---------------------------------------------------------------- one turn
+
+/** One streamed HTTP turn: time to the first body chunk and to the end of the stream. */
+async function httpTurn(base: string, body: string, init: RequestInit = {}): Promise<Sample> {
+  const t0 = performance.now();
+  const res = await fetch(`${base}/v1/messages?beta=true`, {
+    ...init,
+    method: "POST",
+    headers: CLAUDE_HEADERS,
+    body,
+  });
+  if (res.status !== 200) throw new Error(`turn answered ${res.status}: ${await res.text()}`);
+  const reader = res.body!.getReader();
+  let ttfb = 0;
+  let text = "";
+  const dec = new TextDecoder();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (!ttfb) ttfb = performance.now() - t0;
+    text += dec.decode(value, { stream: true });
+  }
+  if (!text.includes("message_stop")) throw new Error("stream ended early");
+  return { ttfb, total: performance.now() - t0 };
+}
+
+/** A Codex-style WebSocket: open once, then one turn per frame. */
+async function openCodexSocket(url: string, tlsCa?: string): Promise<{ ws: WebSocket; openMs: number }> {
+  const t0 = performance.now();
+  const ws = new WebSocket(url, {
+    headers: {
+      authorization: "Bearer sk-proj-bench",
+      originator: "codex_cli_rs",
+      "openai-beta": "responses_websockets=2026-02-06",
+    },
+    ...(tlsCa ? { tls: { ca: tlsCa } } : {}),
+  } as unknown as string[]);
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error(`WebSocket to ${url} failed`));
+  });
+  return { ws, openMs: performance.now() - t0 };
+}
+
+function wsTurn(ws: WebSocket, frame: string): Promise<Sample> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    let ttfb = 0;
+    const onMessage = (e: MessageEvent) => {
+      if (!ttfb) ttfb = performance.now() - t0;
+      if (String(e.data).includes('"response.completed"')) {
+        ws.removeEventListener("message", onMessage);
+        ws.removeEventListener("close", onClose);
+        resolve({ ttfb, total: performance.now() - t0 });
+      }
+    };
+    const onClose = (e: CloseEvent) => reject(new Error(`socket closed mid-turn: ${e.code} ${e.reason}`));
+    ws.addEventListener("message", onMessage);
+    ws.addEventListener("close", onClose);
+    ws.send(frame);
+  });
+}
+
+// ---------------------------------------------------------------- the runs
+
+interface Path {
+  name: string;
+  sluice?: SpawnedSluice;
+}
+
+async function spawnFor(relay: DelayRelay, config: Json): Promise<SpawnedSluice> {
+  return spawnSluice([], {
+    upstream: relay.url,
+    dashboard: false,
+    config: { logging: { level: "error" }, ...config },
+  });
+}
+
+function rows(label: string, direct: Sample[], via: Sample[], name: string): (string | number)[][] {
+  const out: (string | number)[][] = [];
+  for (const k of ["ttfb", "total"] as const) {
+    const d = direct.map((s) => s[k]);
+    const v = via.map((s) => s[k]);
+    out.push([
+      `${label} ${k === "ttfb" ? "TTFB" : "total"}`,
+      name,
+      ms(percentile(d, 50)),
+      ms(percentile(d, 99)),
+      ms(percentile(v, 50)),
+      ms(percentile(v, 99)),
+      ms(percentile(v, 50) - percentile(d, 50)),
+      ms(percentile(v, 99) - percentile(d, 99)),
+    ]);
+  }
+  return out;
+}
+
+async function runAt(
+  rtt: number,
+  up: Upstream,
+  base: Json,
+  variants: { name: string; config: Json }[],
+): Promise<BenchTable> {
+  const ca = testTls().ca;
+  await using relay = await startDelayRelay({ port: up.port, rttMs: rtt });
+  const paths: Path[] = [{ name: "direct" }];
+  for (const v of variants) paths.push({ name: v.name, sluice: await spawnFor(relay, v.config) });
+  const tableRows: (string | number)[][] = [];
+  const notes: string[] = [];
+  try {
+    const baseOf = (p: Path) => p.sluice?.proxyUrl ?? relay.url;
+    const initOf = (p: Path) => (p.sluice ? {} : ({ tls: { ca } } as RequestInit));
+    // HTTP/SSE: the first turn of each path opens its connections.
+    const first = new Map<string, Sample>();
+    for (const p of paths) first.set(p.name, await httpTurn(baseOf(p), claudeTurn(base, 0), initOf(p)));
+    const samples = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
+    for (let i = 1; i <= TURNS; i++)
+      for (const p of paths)
+        samples.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
+    for (const p of paths.slice(1))
+      tableRows.push(...rows("HTTP/SSE", samples.get("direct")!, samples.get(p.name)!, p.name));
+    notes.push(
+      `First turn (opens the connections), TTFB: ${paths.map((p) => `${p.name} ${ms(first.get(p.name)!.ttfb)} ms`).join(", ")}.`,
+    );
+
+    // Codex WebSocket: one socket per client, kept for every turn.
+    const sockets = new Map<string, { ws: WebSocket; openMs: number }>();
+    for (const p of paths)
+      sockets.set(
+        p.name,
+        p.sluice
+          ? await openCodexSocket(`${p.sluice.proxyUrl.replace("http", "ws")}/v1/responses`)
+          : await openCodexSocket(`${relay.url.replace("https", "wss")}/v1/responses`, ca),
+      );
+    const wsFirst = new Map<string, Sample>();
+    for (const p of paths) wsFirst.set(p.name, await wsTurn(sockets.get(p.name)!.ws, codexTurn(base, 0)));
+    const wsSamples = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
+    for (let i = 1; i <= TURNS; i++)
+      for (const p of paths)
+        wsSamples.get(p.name)!.push(await wsTurn(sockets.get(p.name)!.ws, codexTurn(base, i)));
+    for (const p of paths.slice(1))
+      tableRows.push(...rows("Codex WS", wsSamples.get("direct")!, wsSamples.get(p.name)!, p.name));
+    notes.push(
+      `Codex WebSocket, opening the socket (upgrade answered): ${paths.map((p) => `${p.name} ${ms(sockets.get(p.name)!.openMs)} ms`).join(", ")}; its first turn: ${paths.map((p) => `${p.name} ${ms(wsFirst.get(p.name)!.total)} ms`).join(", ")}.`,
+    );
+    for (const { ws } of sockets.values()) ws.close();
+    notes.push(`The relay accepted ${relay.connections} TCP connections in this run.`);
+  } finally {
+    for (const p of paths) {
+      p.sluice?.kill("SIGKILL");
+      await p.sluice?.exited;
+    }
+  }
+  return {
+    title: `Network: streamed turns at ${rtt} ms round trip, direct vs through sluice (ms, ${TURNS} turns)`,
+    columns: ["turn", "path", "direct p50", "direct p99", "via p50", "via p99", "added p50", "added p99"],
+    rows: tableRows,
+    notes,
+  };
+}
+
+// ---------------------------------------------------------------- HTTP/2 against HTTP/1.1
+
+/** An HTTPS stand-in that offers HTTP/2 and HTTP/1.1, its receive windows set to `windowBytes`. */
+async function startHttp2Upstream(windowBytes: number | null) {
+  const tls = testTls();
+  const enc = new TextEncoder();
+  const server = http2.createSecureServer(
+    {
+      cert: tls.cert,
+      key: tls.key,
+      allowHTTP1: true,
+      ...(windowBytes ? { settings: { initialWindowSize: windowBytes } } : {}),
+    },
+    (req, res) => {
+      req.resume();
+      req.on("end", async () => {
+        res.writeHead(200, { "content-type": "text/event-stream" });
+        res.write(enc.encode('event: message_start\ndata: {"type":"message_start"}\n\n'));
+        for (let i = 0; i < EVENTS; i++) {
+          await Bun.sleep(EVENT_GAP_MS);
+          res.write(enc.encode(`event: content_block_delta\ndata: {"i":${i}}\n\n`));
+        }
+        res.end(enc.encode('event: message_stop\ndata: {"type":"message_stop"}\n\n'));
+      });
+    },
+  );
+  if (windowBytes)
+    server.on("session", (session) => session.on("connect", () => session.setLocalWindowSize(windowBytes)));
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  return {
+    port: (server.address() as { port: number }).port,
+    stop: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** The fixture grown to about `bytes` with earlier turns (a long conversation). */
+function longConversation(base: Json, bytes: number): string {
+  let turn = 0;
+  let body = claudeTurn(base, 0);
+  while (body.length < bytes) body = claudeTurn(base, (turn += 50));
+  return body;
+}
+
+async function protocolTable(base: Json): Promise<BenchTable> {
+  const rtt = 50;
+  const body = claudeTurn(base, 1);
+  const big = longConversation(base, 300 * 1024);
+  const tableRows: (string | number)[][] = [];
+  for (const window of [null, 16 * 1024 * 1024]) {
+    const h2 = await startHttp2Upstream(window);
+    await using relay = await startDelayRelay({ port: h2.port, rttMs: rtt });
+    try {
+      for (const http2on of [false, true]) {
+        const s = await spawnFor(relay, { proxy: { upstream_http2: http2on } });
+        try {
+          const seq: number[] = [];
+          const large: number[] = [];
+          const bursts: number[] = [];
+          await httpTurn(s.proxyUrl, body); // opens the connection
+          for (let i = 0; i < 10; i++) seq.push((await httpTurn(s.proxyUrl, body)).ttfb);
+          for (let i = 0; i < 5; i++) large.push((await httpTurn(s.proxyUrl, big)).ttfb);
+          // Four turns at once: the first burst finds one pooled connection, later ones what it left.
+          for (let i = 0; i < 5; i++) {
+            const four = await Promise.all([0, 1, 2, 3].map(() => httpTurn(s.proxyUrl, body)));
+            bursts.push(Math.max(...four.map((x) => x.ttfb)));
+          }
+          tableRows.push([
+            window ? "16 MiB" : "64 KiB (default)",
+            http2on ? "HTTP/2" : "HTTP/1.1 keep-alive",
+            ms(percentile(seq, 50)),
+            ms(percentile(large, 50)),
+            ms(bursts[0]!),
+            ms(percentile(bursts.slice(1), 50)),
+          ]);
+        } finally {
+          s.kill("SIGKILL");
+          await s.exited;
+        }
+      }
+    } finally {
+      await h2.stop();
+    }
+  }
+  return {
+    title: `Network: HTTP/2 against keep-alive HTTP/1.1 from sluice to the upstream, ${rtt} ms round trip (TTFB p50, ms)`,
+    columns: [
+      "upstream receive window",
+      "sluice → upstream",
+      "turn (47 KB)",
+      `turn (${Math.round(big.length / 1024)} KB)`,
+      "4 at once, first time",
+      "4 at once, later",
+    ],
+    rows: tableRows,
+    notes: [
+      "An HTTPS stand-in that offers both protocols (node:http2, ALPN h2 and http/1.1) behind the same delaying relay; sluice with proxy.upstream_http2 off and on.",
+      "The upstream's receive window bounds how much request body HTTP/2 may send before the upstream acknowledges it: 64 KiB is the protocol's default.",
+      '"4 at once": four streamed turns started together, slowest TTFB. The first time, HTTP/1.1 has one pooled connection and opens three; later, the four it kept. HTTP/2 runs them all on its one connection.',
+    ],
+  };
+}
+
+// ---------------------------------------------------------------- TLS session resumption
+
+/** Time to the response headers on a new connection, and the size of the server's first flight. */
+async function newConnection(relay: DelayRelay, ca: string): Promise<{ ttfb: number; flight: number }> {
+  const t0 = performance.now();
+  const res = await fetch(`${relay.url}/`, { tls: { ca }, keepalive: false } as RequestInit);
+  const ttfb = performance.now() - t0;
+  await res.arrayBuffer();
+  return { ttfb, flight: relay.log.at(-1)!.downChunks[0] ?? 0 };
+}
+
+async function resumptionTable(): Promise<BenchTable> {
+  const rtt = 50;
+  const tls = testTls();
+  const tableRows: (string | number)[][] = [];
+  for (const maxVersion of ["TLSv1.3", "TLSv1.2"] as const) {
+    const server = https.createServer({ cert: tls.cert, key: tls.key, maxVersion }, (_req, res) => {
+      res.writeHead(200, { "content-type": "text/plain", "content-length": "2" });
+      res.end("ok");
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    try {
+      await using relay = await startDelayRelay({
+        port: (server.address() as { port: number }).port,
+        rttMs: rtt,
+      });
+      const full = await newConnection(relay, tls.ca);
+      const later: { ttfb: number; flight: number }[] = [];
+      for (let i = 0; i < 6; i++) later.push(await newConnection(relay, tls.ca));
+      // A resumed handshake sends no certificate: its first flight is the smaller one.
+      const resumed = later.filter((c) => c.flight < full.flight * 0.8);
+      const fullAgain = later.filter((c) => c.flight >= full.flight * 0.8);
+      tableRows.push([maxVersion, "full (first connection)", ms(full.ttfb), full.flight, "1"]);
+      if (resumed.length)
+        tableRows.push([
+          maxVersion,
+          "resumed",
+          ms(
+            percentile(
+              resumed.map((c) => c.ttfb),
+              50,
+            ),
+          ),
+          resumed[0]!.flight,
+          `${resumed.length} of ${later.length}`,
+        ]);
+      if (fullAgain.length)
+        tableRows.push([
+          maxVersion,
+          "full (later connection)",
+          ms(
+            percentile(
+              fullAgain.map((c) => c.ttfb),
+              50,
+            ),
+          ),
+          fullAgain[0]!.flight,
+          `${fullAgain.length} of ${later.length}`,
+        ]);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  }
+  return {
+    title: `Network: new TLS connections from Bun's fetch, full handshake or resumed session, ${rtt} ms round trip`,
+    columns: ["TLS", "handshake", "time to headers (ms)", "server's first flight (bytes)", "connections"],
+    rows: tableRows,
+    notes: [
+      "Bun's fetch (what sluice forwards with) to a node:https stand-in limited to one TLS version, a new connection per request (keepalive false): the first runs a full handshake, the next six may resume its session.",
+    ],
+  };
+}
+
+export async function run(): Promise<BenchTable[]> {
+  const base = (await Bun.file(FIXTURE).json()) as Json;
+  const up = await startBenchUpstream();
+  const variants = [
+    { name: "sluice", config: {} },
+    { name: "sluice, streams closed", config: { proxy: { reuse_stream_connections: false } } },
+  ];
+  const tables: BenchTable[] = [];
+  try {
+    for (const rtt of RTTS) tables.push(await runAt(rtt, up, base, variants));
+  } finally {
+    await up.stop();
+  }
+  tables.push(await protocolTable(base));
+  tables.push(await resumptionTable());
+  return tables;
+}
