@@ -10,9 +10,10 @@
  * - Idle eviction: a host idle for more than 2 × timeout is not trusted: its next request opens a
  *   fresh connection. A stale socket that is still reused later fails with a reset, which `forward`
  *   retries once on a fresh connection.
- * - Warm connections (`warmConnections`): when a host's connections idle out, and at start for the
- *   upstreams the runtime names, a `HEAD /` opens (or proves alive) one kept-alive connection, so the
- *   next turn does not pay for TCP and TLS. Hosts are kept warm for an hour after their last request.
+ * - Warm connections (`warmConnections`): when an HTTPS host's connections idle out, and at start for
+ *   the upstreams the runtime names, a `HEAD /` opens (or proves alive) one kept-alive connection, so
+ *   the next turn does not pay for TCP and TLS. Hosts are kept warm for an hour after their last
+ *   request. (Plain-HTTP hosts, such as the local engine in split mode, are not warmed.)
  * - Protocol: HTTP/1.1 keep-alive, or HTTP/2 to upstreams that select it when `http2` is on; a host
  *   that refuses HTTP/2 is remembered and gets HTTP/1.1.
  */
@@ -61,6 +62,8 @@ export class HostPool {
   #hosts = new Map<string, HostState>();
   #sweep: ReturnType<typeof setInterval> | null = null;
   #closed = false;
+  /** Aborts warm-ups in flight when the pool closes. */
+  #closing = new AbortController();
   reuseStreams: boolean;
   warmConnections: boolean;
   http2: boolean;
@@ -179,7 +182,8 @@ export class HostPool {
     }
     s.idleTimer = setTimeout(() => {
       s.idleTimer = null;
-      if (!this.warmConnections || this.#closed || !s.origin) return;
+      if (!this.warmConnections || this.#closed || !s.origin?.startsWith("https:")) return;
+      if (s.busy > 0) return; // in use: its release starts the timer again
       if (Date.now() - s.lastRequest > WARM_WINDOW_MS) return;
       void this.warm(s.origin);
     }, this.idleEvictMs + 1);
@@ -193,6 +197,7 @@ export class HostPool {
    */
   warm(origin: string): Promise<boolean> {
     const url = new URL("/", origin);
+    if (url.protocol !== "https:" || this.#closed) return Promise.resolve(false);
     const s = this.#state(url.host);
     s.origin ??= url.origin;
     if (s.lastRequest === 0) s.lastRequest = Date.now(); // warmed at start: the window starts now
@@ -208,7 +213,10 @@ export class HostPool {
             keepalive: true,
             decompress: false,
             tls: this.#tls(),
-            signal: AbortSignal.timeout(Math.min(WARM_TIMEOUT_MS, this.idleEvictMs)),
+            signal: AbortSignal.any([
+              this.#closing.signal,
+              AbortSignal.timeout(Math.min(WARM_TIMEOUT_MS, this.idleEvictMs)),
+            ]),
             protocol: this.protocolFor(url.host),
           } as RequestInit);
           await res.arrayBuffer();
@@ -218,6 +226,7 @@ export class HostPool {
           });
           return true;
         } catch (e) {
+          if (this.#closed) break;
           if (isHttp2Refused(e)) {
             this.noteHttp2Refused(url.host);
             attempt--;
@@ -273,6 +282,7 @@ export class HostPool {
   /** Close the pool: no more eviction sweeps or warm-ups, queued requests are released to fail fast. */
   close(): void {
     this.#closed = true;
+    this.#closing.abort();
     if (this.#sweep) clearInterval(this.#sweep);
     this.#sweep = null;
     for (const s of this.#hosts.values()) {
