@@ -445,32 +445,23 @@ async function resumptionTable(): Promise<BenchTable> {
       const resumed = later.filter((c) => c.flight < full.flight * 0.8);
       const fullAgain = later.filter((c) => c.flight >= full.flight * 0.8);
       tableRows.push([maxVersion, "full (first connection)", ms(full.ttfb), full.flight, "1"]);
-      if (resumed.length)
-        tableRows.push([
-          maxVersion,
-          "resumed",
-          ms(
-            percentile(
-              resumed.map((c) => c.ttfb),
-              50,
+      for (const [label, group] of [
+        ["resumed", resumed],
+        ["full (later connection)", fullAgain],
+      ] as const)
+        if (group.length)
+          tableRows.push([
+            maxVersion,
+            label,
+            ms(
+              percentile(
+                group.map((c) => c.ttfb),
+                50,
+              ),
             ),
-          ),
-          resumed[0]!.flight,
-          `${resumed.length} of ${later.length}`,
-        ]);
-      if (fullAgain.length)
-        tableRows.push([
-          maxVersion,
-          "full (later connection)",
-          ms(
-            percentile(
-              fullAgain.map((c) => c.ttfb),
-              50,
-            ),
-          ),
-          fullAgain[0]!.flight,
-          `${fullAgain.length} of ${later.length}`,
-        ]);
+            group[0]!.flight,
+            `${group.length} of ${later.length}`,
+          ]);
     } finally {
       await new Promise<void>((r) => server.close(() => r()));
     }

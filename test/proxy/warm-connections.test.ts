@@ -71,12 +71,18 @@ test("when a host's connections idle out, a warm-up opens a new one and the next
   expect(next.remotePort).toBe(head.remotePort);
 });
 
+/** The config directory of a sluice that served one turn and stopped: its audit trail holds the turn. */
+async function homeWithTraffic(): Promise<string> {
+  const s = await startSluice({ upstream: up.url, dashboard: false });
+  await turn(s.proxyUrl);
+  await s.stop();
+  return s.configDir;
+}
+
 test("at start sluice warms the upstreams that saw traffic, and the first turn runs on that connection", async () => {
-  const s1 = await startSluice({ upstream: up.url, dashboard: false });
-  await turn(s1.proxyUrl);
-  await s1.stop(); // the audit trail now holds the turn
+  const home = await homeWithTraffic();
   const warmUp = nextWarmUp();
-  await using s2 = await startSluice({ upstream: up.url, dashboard: false, home: s1.configDir });
+  await using s2 = await startSluice({ upstream: up.url, dashboard: false, home });
   const head = await warmUp;
   expect(await s2.runtime.pool.warmedUp(new URL(up.url).host)).toBe(true);
   const first = await turn(s2.proxyUrl);
@@ -84,14 +90,12 @@ test("at start sluice warms the upstreams that saw traffic, and the first turn r
 });
 
 test("with proxy.warm_connections false nothing is opened at start", async () => {
-  const s1 = await startSluice({ upstream: up.url, dashboard: false });
-  await turn(s1.proxyUrl);
-  await s1.stop();
+  const home = await homeWithTraffic();
   const before = up.requests.length;
   await using s2 = await startSluice({
     upstream: up.url,
     dashboard: false,
-    home: s1.configDir,
+    home,
     config: { proxy: { warm_connections: false } },
   });
   await turn(s2.proxyUrl);
