@@ -8,7 +8,8 @@
  * Per round-trip time (50 ms, 10 ms): 30 sequential streamed turns of a Claude Code request body
  * (`test/fixtures/claude-code-request.json`, one new message per turn, same session), direct and
  * through sluice interleaved turn by turn; then the same for the Codex WebSocket transport (one
- * socket per client, a `response.create` frame per turn). Each path's first turn opens its
+ * socket per client, per turn the `response.create` frame Codex 0.169 sent, recorded in
+ * `test/fixtures/logins/`, with one more exchange). Each path's first turn opens its
  * connections and is reported apart. Measured: time to the first byte of the answer and to its end.
  *
  * Then, at 50 ms: HTTP/2 against keep-alive HTTP/1.1 from Bun's fetch to an upstream that offers both,
@@ -24,6 +25,8 @@ import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import type { BenchTable } from "./index.ts";
 
 const FIXTURE = join(import.meta.dir, "../fixtures/claude-code-request.json");
+/** A `response.create` frame as Codex 0.169 sent it over its WebSocket (about 70 KB). */
+const CODEX_FRAME = join(import.meta.dir, "../fixtures/logins/codex-chatgpt-ws-frame-turn.body.json");
 const TURNS = Number(process.env.SLUICE_BENCH_TURNS ?? 30);
 const RTTS = [50, 10];
 /** Events in one streamed answer, and the upstream's pause between two of them (ms). */
@@ -62,37 +65,27 @@ function claudeTurn(base: Json, turn: number): string {
   return JSON.stringify({ ...base, messages });
 }
 
-/** The same conversation as a Codex `response.create` frame (Responses API shape). */
-function codexTurn(base: Json, turn: number): string {
-  const claude = JSON.parse(claudeTurn(base, turn)) as Json;
-  const text = (c: unknown) =>
-    typeof c === "string"
-      ? c
-      : (c as { text?: string; content?: unknown }[])
-          .map((b) => b.text ?? JSON.stringify(b.content ?? b))
-          .join("\n");
-  return JSON.stringify({
-    type: "response.create",
-    model: "gpt-5-codex",
-    instructions: (claude.system as { text: string }[]).map((s) => s.text).join("\n"),
-    input: (claude.messages as { role: string; content: unknown }[]).map((m) => ({
-      type: "message",
-      role: m.role === "system" ? "developer" : m.role,
-      content: [{ type: m.role === "assistant" ? "output_text" : "input_text", text: text(m.content) }],
-    })),
-    tools: (claude.tools as { name: string; description: string; input_schema: unknown }[]).map((t) => ({
-      type: "function",
-      name: t.name,
-      description: t.description,
-      parameters: t.input_schema,
-      strict: false,
-    })),
-    tool_choice: "auto",
-    parallel_tool_calls: true,
-    store: false,
-    stream: true,
-    include: ["reasoning.encrypted_content"],
-  });
+/** The recorded Codex turn frame with `turn` more exchanges appended to its input. */
+function codexTurn(frame: Json, turn: number): string {
+  const input = [...(frame.input as unknown[])];
+  for (let i = 0; i < turn; i++)
+    input.push(
+      {
+        type: "message",
+        role: "assistant",
+        content: [
+          { type: "output_text", text: `Step ${i} done: the expiry test now uses the injected clock.` },
+        ],
+      },
+      {
+        type: "message",
+        role: "user",
+        content: [
+          { type: "input_text", text: `Good. Now check step ${i + 1} of the plan and run its tests.` },
+        ],
+      },
+    );
+  return JSON.stringify({ ...frame, input });
 }
 
 const CLAUDE_HEADERS = {
@@ -250,6 +243,7 @@ async function runAt(
   rtt: number,
   up: Upstream,
   base: Json,
+  frame: Json,
   variants: { name: string; config: Json }[],
 ): Promise<BenchTable> {
   const ca = testTls().ca;
@@ -284,11 +278,11 @@ async function runAt(
           : await openCodexSocket(`${relay.url.replace("https", "wss")}/v1/responses`, ca),
       );
     const wsFirst = new Map<string, Sample>();
-    for (const p of paths) wsFirst.set(p.name, await wsTurn(sockets.get(p.name)!.ws, codexTurn(base, 0)));
+    for (const p of paths) wsFirst.set(p.name, await wsTurn(sockets.get(p.name)!.ws, codexTurn(frame, 0)));
     const wsSamples = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
     for (let i = 1; i <= TURNS; i++)
       for (const p of paths)
-        wsSamples.get(p.name)!.push(await wsTurn(sockets.get(p.name)!.ws, codexTurn(base, i)));
+        wsSamples.get(p.name)!.push(await wsTurn(sockets.get(p.name)!.ws, codexTurn(frame, i)));
     for (const p of paths.slice(1))
       tableRows.push(...rows("Codex WS", wsSamples.get("direct")!, wsSamples.get(p.name)!, p.name));
     notes.push(
@@ -478,6 +472,7 @@ async function resumptionTable(): Promise<BenchTable> {
 
 export async function run(): Promise<BenchTable[]> {
   const base = (await Bun.file(FIXTURE).json()) as Json;
+  const frame = (await Bun.file(CODEX_FRAME).json()) as Json;
   const up = await startBenchUpstream();
   const variants = [
     { name: "sluice", config: {} },
@@ -485,7 +480,7 @@ export async function run(): Promise<BenchTable[]> {
   ];
   const tables: BenchTable[] = [];
   try {
-    for (const rtt of RTTS) tables.push(await runAt(rtt, up, base, variants));
+    for (const rtt of RTTS) tables.push(await runAt(rtt, up, base, frame, variants));
   } finally {
     await up.stop();
   }
