@@ -1,6 +1,6 @@
 /**
  * `bun run bench network`: what sluice adds to a streamed turn on a real network. A delaying TCP
- * relay (`test/helpers/delay-relay.ts`) stands between the HTTPS stand-in upstream and everyone who
+ * link (`test/helpers/slow-link.ts`) stands between the HTTPS stand-in upstream and everyone who
  * reaches it: the direct client (Bun's fetch with keep-alive, as the SDKs do) and sluice (a
  * subprocess, `bun src/cli.ts serve`, active mode with the default rules). The client reaches sluice
  * over loopback, as on a developer's machine.
@@ -18,7 +18,7 @@
 import http2 from "node:http2";
 import https from "node:https";
 import { join } from "node:path";
-import { type DelayRelay, startDelayRelay } from "../helpers/delay-relay.ts";
+import { type SlowLink, startSlowLink } from "../helpers/slow-link.ts";
 import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
 import { testTls } from "../helpers/tls.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
@@ -212,9 +212,9 @@ interface Path {
   sluice?: SpawnedSluice;
 }
 
-async function spawnFor(relay: DelayRelay, config: Json): Promise<SpawnedSluice> {
+async function spawnFor(link: SlowLink, config: Json): Promise<SpawnedSluice> {
   return spawnSluice([], {
-    upstream: relay.url,
+    upstream: link.url,
     dashboard: false,
     config: { logging: { level: "error" }, ...config },
   });
@@ -247,13 +247,13 @@ async function runAt(
   variants: { name: string; config: Json }[],
 ): Promise<BenchTable> {
   const ca = testTls().ca;
-  await using relay = await startDelayRelay({ port: up.port, rttMs: rtt });
+  await using link = await startSlowLink({ port: up.port, rttMs: rtt });
   const paths: Path[] = [{ name: "direct" }];
-  for (const v of variants) paths.push({ name: v.name, sluice: await spawnFor(relay, v.config) });
+  for (const v of variants) paths.push({ name: v.name, sluice: await spawnFor(link, v.config) });
   const tableRows: (string | number)[][] = [];
   const notes: string[] = [];
   try {
-    const baseOf = (p: Path) => p.sluice?.proxyUrl ?? relay.url;
+    const baseOf = (p: Path) => p.sluice?.proxyUrl ?? link.url;
     const initOf = (p: Path) => (p.sluice ? {} : ({ tls: { ca } } as RequestInit));
     // HTTP/SSE: the first turn of each path opens its connections.
     const first = new Map<string, Sample>();
@@ -275,7 +275,7 @@ async function runAt(
         p.name,
         p.sluice
           ? await openCodexSocket(`${p.sluice.proxyUrl.replace("http", "ws")}/v1/responses`)
-          : await openCodexSocket(`${relay.url.replace("https", "wss")}/v1/responses`, ca),
+          : await openCodexSocket(`${link.url.replace("https", "wss")}/v1/responses`, ca),
       );
     const wsFirst = new Map<string, Sample>();
     for (const p of paths) wsFirst.set(p.name, await wsTurn(sockets.get(p.name)!.ws, codexTurn(frame, 0)));
@@ -289,7 +289,7 @@ async function runAt(
       `Codex WebSocket, opening the socket (upgrade answered): ${paths.map((p) => `${p.name} ${ms(sockets.get(p.name)!.openMs)} ms`).join(", ")}; its first turn: ${paths.map((p) => `${p.name} ${ms(wsFirst.get(p.name)!.total)} ms`).join(", ")}.`,
     );
     for (const { ws } of sockets.values()) ws.close();
-    notes.push(`The relay accepted ${relay.connections} TCP connections in this run.`);
+    notes.push(`The link accepted ${link.connections} TCP connections in this run.`);
   } finally {
     for (const p of paths) {
       p.sluice?.kill("SIGKILL");
@@ -354,10 +354,10 @@ async function protocolTable(base: Json): Promise<BenchTable> {
   const tableRows: (string | number)[][] = [];
   for (const window of [null, 16 * 1024 * 1024]) {
     const h2 = await startHttp2Upstream(window);
-    await using relay = await startDelayRelay({ port: h2.port, rttMs: rtt });
+    await using link = await startSlowLink({ port: h2.port, rttMs: rtt });
     try {
       for (const http2on of [false, true]) {
-        const s = await spawnFor(relay, { proxy: { upstream_http2: http2on } });
+        const s = await spawnFor(link, { proxy: { upstream_http2: http2on } });
         try {
           const seq: number[] = [];
           const large: number[] = [];
@@ -399,7 +399,7 @@ async function protocolTable(base: Json): Promise<BenchTable> {
     ],
     rows: tableRows,
     notes: [
-      "An HTTPS stand-in that offers both protocols (node:http2, ALPN h2 and http/1.1) behind the same delaying relay; sluice with proxy.upstream_http2 off and on.",
+      "An HTTPS stand-in that offers both protocols (node:http2, ALPN h2 and http/1.1) behind the same slow link; sluice with proxy.upstream_http2 off and on.",
       "The upstream's receive window bounds how much request body HTTP/2 may send before the upstream acknowledges it: 64 KiB is the protocol's default.",
       '"4 at once": four streamed turns started together, slowest TTFB. The first time, HTTP/1.1 has one pooled connection and opens three; later, the four it kept. HTTP/2 runs them all on its one connection.',
     ],
@@ -409,12 +409,12 @@ async function protocolTable(base: Json): Promise<BenchTable> {
 // ---------------------------------------------------------------- TLS session resumption
 
 /** Time to the response headers on a new connection, and the size of the server's first flight. */
-async function newConnection(relay: DelayRelay, ca: string): Promise<{ ttfb: number; flight: number }> {
+async function newConnection(link: SlowLink, ca: string): Promise<{ ttfb: number; flight: number }> {
   const t0 = performance.now();
-  const res = await fetch(`${relay.url}/`, { tls: { ca }, keepalive: false } as RequestInit);
+  const res = await fetch(`${link.url}/`, { tls: { ca }, keepalive: false } as RequestInit);
   const ttfb = performance.now() - t0;
   await res.arrayBuffer();
-  return { ttfb, flight: relay.log.at(-1)!.downChunks[0] ?? 0 };
+  return { ttfb, flight: link.log.at(-1)!.downChunks[0] ?? 0 };
 }
 
 async function resumptionTable(): Promise<BenchTable> {
@@ -428,13 +428,13 @@ async function resumptionTable(): Promise<BenchTable> {
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     try {
-      await using relay = await startDelayRelay({
+      await using link = await startSlowLink({
         port: (server.address() as { port: number }).port,
         rttMs: rtt,
       });
-      const full = await newConnection(relay, tls.ca);
+      const full = await newConnection(link, tls.ca);
       const later: { ttfb: number; flight: number }[] = [];
-      for (let i = 0; i < 6; i++) later.push(await newConnection(relay, tls.ca));
+      for (let i = 0; i < 6; i++) later.push(await newConnection(link, tls.ca));
       // A resumed handshake sends no certificate: its first flight is the smaller one.
       const resumed = later.filter((c) => c.flight < full.flight * 0.8);
       const fullAgain = later.filter((c) => c.flight >= full.flight * 0.8);

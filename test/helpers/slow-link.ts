@@ -1,33 +1,33 @@
 /**
- * A TCP relay that makes loopback behave like a network with a round-trip time: put it in front of
- * a stand-in upstream and point clients at it. These machines' kernels have no `netem`, so this is
+ * A slow link: a TCP forwarder that makes loopback behave like a network with a round-trip time. Put
+ * it in front of a stand-in upstream and point clients at it. These machines' kernels have no `netem`, so this is
  * how a test or benchmark sees a network.
  *
  * Each accepted connection opens one to the target. Nothing moves until one round trip after the
  * client connected (the TCP handshake a real network would cost), then every chunk is delivered half
- * a round trip after it arrived, in each direction, in order. Bytes are relayed unchanged, so TLS
+ * a round trip after it arrived, in each direction, in order. Bytes pass unchanged, so TLS
  * runs end to end between client and target. An end or reset on one side reaches the other after the
  * data queued before it.
  *
  * @example
  * await using up = await startUpstream();
- * await using net = await startDelayRelay({ port: up.port, rttMs: 50 });
- * fetch(`${net.url}/v1/messages`, { tls: { ca: testTls().ca } }); // net.url = https://127.0.0.1:<relay port>
- * net.connections; // TCP connections accepted so far
+ * await using link = await startSlowLink({ port: up.port, rttMs: 50 });
+ * fetch(`${link.url}/v1/messages`, { tls: { ca: testTls().ca } }); // link.url = https://127.0.0.1:<its port>
+ * link.connections; // TCP connections accepted so far
  */
 import type { Socket, TCPSocketListener } from "bun";
 
-export interface DelayRelayOptions {
+export interface SlowLinkOptions {
   /** Port of the target on 127.0.0.1. */
   port: number;
-  /** Round-trip time to simulate, ms (0 relays without delay). */
+  /** Round-trip time to simulate, ms (0 forwards without delay). */
   rttMs: number;
   /** Scheme of the `url` it reports (default https: the target speaks TLS). */
   scheme?: "http" | "https" | "ws" | "wss";
 }
 
-/** Bytes each side sent over one relayed connection. */
-export interface RelayedConnection {
+/** Bytes each side sent over one connection through the link. */
+export interface LinkedConnection {
   /** Client to target. */
   up: number;
   /** Target to client. */
@@ -36,21 +36,21 @@ export interface RelayedConnection {
   downChunks: number[];
 }
 
-export interface DelayRelay {
+export interface SlowLink {
   readonly port: number;
   /** `<scheme>://127.0.0.1:<port>`. */
   readonly url: string;
   /** Connections accepted so far. */
   readonly connections: number;
   /** Every connection's byte counts, in the order they were accepted. */
-  readonly log: RelayedConnection[];
+  readonly log: LinkedConnection[];
   /** Connections open right now. */
   readonly open: number;
   stop(): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** One direction of a relayed connection: chunks wait for their time, then go out in order. */
+/** One direction of a connection through the link: chunks wait for their time, then go out in order. */
 class Lane {
   #queue: { at: number; data: Uint8Array | null }[] = [];
   #timer: ReturnType<typeof setTimeout> | null = null;
@@ -122,20 +122,20 @@ class Lane {
   }
 }
 
-/** What each socket of a relayed pair knows: its own lane (toward the other side) and the peer. */
+/** What each socket of a linked pair knows: its own lane (toward the other side) and the peer. */
 interface Pair {
   lane: Lane;
   peer: Socket<Pair> | null;
   /** The lane that writes to this socket. */
   inbound: Lane;
-  record: RelayedConnection;
+  record: LinkedConnection;
   side: "client" | "target";
 }
 
-export async function startDelayRelay(opts: DelayRelayOptions): Promise<DelayRelay> {
+export async function startSlowLink(opts: SlowLinkOptions): Promise<SlowLink> {
   let connections = 0;
   let open = 0;
-  const log: RelayedConnection[] = [];
+  const log: LinkedConnection[] = [];
   const sockets = new Set<Socket<Pair>>();
 
   const handlers = {
@@ -175,7 +175,7 @@ export async function startDelayRelay(opts: DelayRelayOptions): Promise<DelayRel
         open++;
         sockets.add(client);
         const opened = performance.now();
-        const record: RelayedConnection = { up: 0, down: 0, downChunks: [] };
+        const record: LinkedConnection = { up: 0, down: 0, downChunks: [] };
         log.push(record);
         const toTarget = new Lane(opened, opts.rttMs);
         const toClient = new Lane(opened, opts.rttMs);
