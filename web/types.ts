@@ -9,6 +9,10 @@ export const ACTIONS: string[] = core.ACTIONS.filter((a) => a !== "pass");
 /** Rule/detector actions as [value, label]: "" means the next level decides. */
 export const RULE_ACTIONS: Array<[string, string]> = core.RULE_ACTIONS.map((a) => [a, a || "default"]);
 export const PROVIDERS: string[] = [...core.PROVIDER_LABELS];
+export type ActionSource = core.ActionSource;
+/** Where an action came from, as shown: `detectors.pii.action`, `the rule's default`. */
+export const actionSourceLabel = (source: ActionSource | "", detector: string): string =>
+  core.actionSourceLabel(source, detector as core.DetectorName);
 
 export interface List {
   total: number;
@@ -61,6 +65,10 @@ export interface Finding {
   finding_type: string;
   rule: string;
   action: string;
+  /** Where the action came from: rule, detector, rule_default, default, system ("" for rows stored before it was kept). */
+  action_source: ActionSource | "";
+  /** Every rule that matched the same place, the deciding `rule` first. */
+  matched_rules: string[];
   provider: string;
   client: string;
   path: string;

@@ -22,6 +22,34 @@ export function strongest(a: Action, b: Action): Action {
 }
 
 /**
+ * Where a finding's action came from, strongest first: an action the user set on the rule
+ * (`rule`: YAML `custom_rules`, the dashboard API, a rules import), `detectors.<name>.action`
+ * (`detector`), the rule's shipped default (`rule_default`), `pipeline.default_action` (`default`).
+ * `system`: a finding sluice raises about the traffic or itself (a scan error, an MCP protocol
+ * check), whose action is fixed or comes from a setting of its own.
+ */
+export const ACTION_SOURCES = ["rule", "detector", "rule_default", "default", "system"] as const;
+export type ActionSource = (typeof ACTION_SOURCES)[number];
+
+/** Where an action came from, as a person reads it: `detectors.pii.action`, `the rule's default`. */
+export function actionSourceLabel(source: ActionSource | "" | undefined, detector: DetectorName): string {
+  switch (source) {
+    case "rule":
+      return "set on the rule";
+    case "detector":
+      return `detectors.${detector}.action`;
+    case "rule_default":
+      return "the rule's default";
+    case "default":
+      return "pipeline.default_action";
+    case "system":
+      return "sluice";
+    default:
+      return "unknown";
+  }
+}
+
+/**
  * The back ends sluice forwards to, each with its own upstream (`providers.<name>.upstream`):
  * the three API-key providers and the two subscription back ends that sign-in modes talk to
  * (`chatgpt`: Codex signed in with ChatGPT; `code_assist`: Gemini CLI signed in with Google).
@@ -123,8 +151,15 @@ export interface Finding {
   detector: DetectorName;
   finding_type: string;
   severity: Severity;
-  /** The action policy resolved for this finding. */
+  /** The action policy resolved for this finding (the deciding rule's). */
   action: Action;
+  /** Where `action` came from (see ACTION_SOURCES). */
+  action_source: ActionSource;
+  /**
+   * Every rule that matched this place (overlapping matches in one segment), the deciding rule
+   * (`rule`) first: the strongest action decides, then the higher severity.
+   */
+  matched_rules: string[];
   path: string;
   start: number;
   end: number;
@@ -148,8 +183,17 @@ export interface RuleDef {
   pattern: string;
   detector: DetectorName;
   severity: Severity;
-  /** "" means: use the detector's action, else the pipeline default_action. */
+  /**
+   * The rule's action; "" means: use the detector's action, else the pipeline default_action. On a
+   * built-in rule it is the shipped default unless `action_by_user` says the user set it.
+   */
   action: RuleAction;
+  /**
+   * Set when the user chose `action` (the dashboard API, a rules import) on a built-in rule: it then
+   * beats `detectors.<name>.action`. The action of any other rule (custom_rules, dashboard, import)
+   * is the user's by definition.
+   */
+  action_by_user?: boolean;
   enabled: boolean;
   tier: RuleTier;
   /** "builtin" (rules/), "config" (YAML custom_rules), "dashboard" (API), "import" (`sluice rules import`). */

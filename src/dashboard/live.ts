@@ -27,6 +27,8 @@ export function livePayload<K extends BusEventName>(name: K, ev: BusEvents[K]): 
       finding_type: f.finding_type,
       severity: f.severity,
       action: f.action,
+      action_source: f.action_source,
+      matched_rules: f.matched_rules,
       path: f.path,
       start: f.start,
       end: f.end,

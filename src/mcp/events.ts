@@ -102,6 +102,8 @@ export function mcpFinding(opts: {
     finding_type: opts.finding_type,
     severity: opts.severity,
     action: opts.action,
+    action_source: "system",
+    matched_rules: [opts.rule],
     path: defangText(opts.path),
     start: 0,
     end: 0,

@@ -1,11 +1,21 @@
 /**
- * Policy: matches → findings → one action. Each match is checked against the allowlists, given its
- * action (the rule's, else its detector's, else the pipeline default), masked (preview and hashes;
- * the raw value goes no further) and, when its action is `redact`, turned into an edit that puts a
- * typed placeholder in its place. The payload takes the strongest action of its findings.
+ * Policy: matches → findings → one action. The matches of one segment that overlap are one place;
+ * each match is checked against the allowlists and given its action by precedence (`resolveAction`),
+ * and the strongest match decides the place: one finding names the deciding rule and keeps every rule
+ * that matched there. A finding is masked (preview and hashes; the raw value goes no further) and,
+ * when its action is `redact`, turned into an edit that puts a typed placeholder over the whole place.
+ * The payload takes the strongest action of its findings.
  */
 import type { Config } from "../config/schema.ts";
-import { type Action, type Finding, type RuleDef, strongest } from "../core/types.ts";
+import {
+  ACTION_RANK,
+  type Action,
+  type ActionSource,
+  type Finding,
+  type RuleDef,
+  SEVERITIES,
+  strongest,
+} from "../core/types.ts";
 import { type Matcher, scanText } from "../detect/matcher.ts";
 import type { SegmentTexts } from "../payload/extract.ts";
 import { placeholder, type RedactEdit } from "../payload/redact.ts";
@@ -14,12 +24,26 @@ import type { CachedMatch } from "./dedup.ts";
 import { contentHash, maskValue, valueHash } from "./mask.ts";
 import { shortPath } from "./notice.ts";
 
-/** The action of one finding: the rule's, else its detector's, else the pipeline default. */
-export function resolveAction(rule: RuleDef, cfg: Config): Action {
-  if (rule.action) return rule.action;
+export interface ResolvedAction {
+  action: Action;
+  source: ActionSource;
+}
+
+/** Whether the rule's action is one the user chose (any rule not shipped, or a shipped one they changed). */
+export function userSetAction(rule: RuleDef): boolean {
+  return rule.action !== "" && (rule.source !== "builtin" || rule.action_by_user === true);
+}
+
+/**
+ * The action of one match, strongest source first: an action the user set on the rule, then
+ * `detectors.<name>.action`, then the rule's shipped default, then `pipeline.default_action`.
+ */
+export function resolveAction(rule: RuleDef, cfg: Config): ResolvedAction {
+  if (userSetAction(rule)) return { action: rule.action as Action, source: "rule" };
   const det = cfg.detectors[rule.detector]?.action;
-  if (det) return det;
-  return cfg.pipeline.default_action;
+  if (det) return { action: det, source: "detector" };
+  if (rule.action) return { action: rule.action, source: "rule_default" };
+  return { action: cfg.pipeline.default_action, source: "default" };
 }
 
 /**
@@ -52,30 +76,48 @@ export function maskKeysInPath(matcher: Matcher, path: string): string {
   return out + path.slice(at);
 }
 
-/**
- * The finding of one match, or null when an allowlist lets it be. `path` is where the value was
- * found (allowlists match it); `shown` is the path reported.
- */
-export function toFinding(
-  m: CachedMatch,
-  path: string,
-  shown: string,
-  cfg: Config,
-  hmacKey: Uint8Array | null,
-): Finding | null {
-  if (isAllowlisted(cfg.allowlists, m.rule.detector, m.value, [path])) return null;
+const SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((s, i) => [s, SEVERITIES.length - i])) as Record<
+  RuleDef["severity"],
+  number
+>;
+
+/** A match that reached policy, with its action. */
+interface Ranked {
+  m: CachedMatch;
+  resolved: ResolvedAction;
+}
+
+/** Whether `a` beats `b` at one place: the stronger action, then the higher severity, then the longer match. */
+function beats(a: Ranked, b: Ranked): boolean {
+  const byAction = ACTION_RANK[a.resolved.action] - ACTION_RANK[b.resolved.action];
+  if (byAction !== 0) return byAction > 0;
+  const bySeverity = SEVERITY_RANK[a.m.rule.severity] - SEVERITY_RANK[b.m.rule.severity];
+  if (bySeverity !== 0) return bySeverity > 0;
+  return a.m.end - a.m.start > b.m.end - b.m.start;
+}
+
+/** The finding of the place `group` (its matches, the deciding one first) at `shown`. */
+function toFinding(group: Ranked[], shown: string, cfg: Config, hmacKey: Uint8Array | null): Finding {
+  const { m, resolved } = group[0]!;
   // Hashed once per match: a remembered match is reported again in later turns.
   m.hashes ??= {
     content: contentHash(m.value, hmacKey),
     value: hmacKey ? valueHash(m.value, hmacKey) : null,
     preview: maskValue(m.value),
   };
+  const matched = [m.rule.name];
+  for (let k = 1; k < group.length; k++) {
+    const name = group[k]!.m.rule.name;
+    if (!matched.includes(name)) matched.push(name);
+  }
   return {
     rule: m.rule.name,
     detector: m.rule.detector,
     finding_type: m.rule.name,
     severity: m.rule.severity,
-    action: resolveAction(m.rule, cfg),
+    action: resolved.action,
+    action_source: resolved.source,
+    matched_rules: matched,
     path: shown,
     start: m.start,
     end: m.end,
@@ -90,11 +132,14 @@ export function toFinding(
 export interface Decision {
   action: Action;
   findings: Finding[];
-  /** One placeholder per finding whose action is `redact`. */
+  /** One placeholder per place whose action is `redact`, over the whole place. */
   edits: RedactEdit[];
 }
 
-/** Findings, edits and the strongest action of the matches of every segment. */
+/**
+ * Findings, edits and the strongest action of the matches of every segment. `path` is where a value
+ * was found (allowlists match it); the path reported has keys that match a rule masked.
+ */
 export function decide(
   segments: SegmentTexts,
   per: CachedMatch[][],
@@ -106,16 +151,33 @@ export function decide(
   const edits: RedactEdit[] = [];
   let action: Action = "pass";
   for (let i = 0; i < per.length; i++) {
-    if (per[i]!.length === 0) continue;
+    const matches = per[i]!;
+    if (matches.length === 0) continue;
     const path = segments.path(i);
+    let kept: Ranked[] = [];
+    for (const m of matches)
+      if (!isAllowlisted(cfg.allowlists, m.rule.detector, m.value, [path]))
+        kept.push({ m, resolved: resolveAction(m.rule, cfg) });
+    if (kept.length === 0) continue;
+    if (kept.length > 1) kept = kept.sort((a, b) => a.m.start - b.m.start || b.m.end - a.m.end);
     const shown = maskKeysInPath(matcher, shortPath(path, MAX_FINDING_PATH));
-    for (const m of per[i]!) {
-      const f = toFinding(m, path, shown, cfg, hmacKey);
-      if (!f) continue;
+    // Places: runs of matches that overlap, in order of their start.
+    for (let k = 0; k < kept.length; ) {
+      let end = kept[k]!.m.end;
+      let best = k;
+      let j = k + 1;
+      for (; j < kept.length && kept[j]!.m.start < end; j++) {
+        if (kept[j]!.m.end > end) end = kept[j]!.m.end;
+        if (beats(kept[j]!, kept[best]!)) best = j;
+      }
+      const group =
+        j - k === 1 ? [kept[k]!] : [kept[best]!, ...kept.slice(k, j).filter((_, x) => x + k !== best)];
+      const f = toFinding(group, shown, cfg, hmacKey);
       findings.push(f);
       action = strongest(action, f.action);
       if (f.action === "redact")
-        edits.push({ path, start: m.start, end: m.end, replacement: placeholder(f.finding_type) });
+        edits.push({ path, start: kept[k]!.m.start, end, replacement: placeholder(f.finding_type) });
+      k = j;
     }
   }
   return { action, findings, edits };

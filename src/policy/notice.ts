@@ -1,9 +1,9 @@
 /**
- * What sluice tells the user about findings: which finding types, where (the JSON path), which rule;
- * never a value. Built here once; each transport renders the block notice in its own shape (a
+ * What sluice tells the user about findings: which finding types, where (the JSON path), which rule,
+ * and which setting gave the action (so the user knows what to change); never a value. Built here once; each transport renders the block notice in its own shape (a
  * provider's 403 error, a JSON-RPC error, a WebSocket error event and close reason).
  */
-import type { Finding } from "../core/types.ts";
+import { actionSourceLabel, type Finding } from "../core/types.ts";
 
 /** Distinct findings named in a message; the rest are counted. */
 const MAX_NAMED = 10;
@@ -19,10 +19,13 @@ export function shortPath(path: string, max: number): string {
 
 const shown = (path: string) => shortPath(path, MAX_PATH);
 
-/** `aws_access_key_id at messages[0].content (rule aws_access_key_id); …` */
+/** `aws_access_key_id at messages[0].content (rule aws_access_key_id; block: the rule's default); …` */
 export function describeFindings(findings: Finding[], max = MAX_NAMED): string {
   const parts = new Set<string>();
-  for (const f of findings) parts.add(`${f.finding_type} at ${shown(f.path) || "(body)"} (rule ${f.rule})`);
+  for (const f of findings)
+    parts.add(
+      `${f.finding_type} at ${shown(f.path) || "(body)"} (rule ${f.rule}; ${f.action}: ${actionSourceLabel(f.action_source, f.detector)})`,
+    );
   const all = [...parts];
   const more = all.length > max ? `; and ${all.length - max} more` : "";
   return all.slice(0, max).join("; ") + more;
@@ -34,7 +37,14 @@ export interface BlockNotice {
   /** What it found where, for log lines: `describeFindings` of the findings the message names. */
   found: string;
   /** Every finding of the payload, for shapes that carry data (the JSON-RPC error's `data`). */
-  findings: { type: string; rule: string; path: string; severity: string }[];
+  findings: {
+    type: string;
+    rule: string;
+    path: string;
+    severity: string;
+    action: string;
+    action_source: string;
+  }[];
 }
 
 /**
@@ -52,6 +62,8 @@ export function blockNotice(subject: string, findings: Finding[]): BlockNotice {
       rule: f.rule,
       path: shown(f.path),
       severity: f.severity,
+      action: f.action,
+      action_source: f.action_source,
     })),
   };
 }

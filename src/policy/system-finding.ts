@@ -22,7 +22,7 @@ const SEVERITY: Record<SystemFindingType, Severity> = {
  * finding type (`scan_error`, `mode_changed`) tell it apart from user rules. It is never resolved
  * through `detectors.custom.action`: policy did not decide anything.
  *
- * Action `log`: what the finding stands for went ahead (the payload was forwarded, the mode was
+ * Action `log` (source `system`): what the finding stands for went ahead (the payload was forwarded, the mode was
  * switched) and was recorded, which is what `log` means for any finding. `pass` would say there was
  * nothing to record.
  *
@@ -41,6 +41,8 @@ export function systemFinding(
     finding_type: type,
     severity: SEVERITY[type],
     action: "log",
+    action_source: "system",
+    matched_rules: [type],
     path: where,
     start: 0,
     end: 0,

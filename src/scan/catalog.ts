@@ -90,7 +90,7 @@ export async function importRules(
         if (store.rules.insert(r)) out.added.push(r.name);
         else if (replace) {
           const { name: _n, hit_count: _h, ...patch } = r;
-          store.rules.update(r.name, patch);
+          store.rules.update(r.name, { ...patch, action_by_user: patch.action !== "" });
           out.updated.push(r.name);
         } else out.skipped.push(r.name);
       }

@@ -2,7 +2,14 @@
  * The result of one `sluice scan` run and its text and JSON renderings. The JSON shape
  * (`schema: "sluice.scan/v1"`) is documented in the README and only grows, never changes.
  */
-import { ACTION_RANK, type Action, type RuleDef, SEVERITIES, type Severity } from "../core/types.ts";
+import {
+  ACTION_RANK,
+  type Action,
+  actionSourceLabel,
+  type RuleDef,
+  SEVERITIES,
+  type Severity,
+} from "../core/types.ts";
 import { exitCodeFor, type FileResult, type ScanFinding } from "./types.ts";
 
 export interface ScanReport {
@@ -64,6 +71,8 @@ export function publicFinding(f: ScanFinding) {
     finding_type: f.finding_type,
     severity: f.severity,
     action: f.action,
+    action_source: f.action_source,
+    matched_rules: f.matched_rules,
     preview: f.preview,
     description: f.description,
     decoded: f.decoded,
@@ -130,14 +139,14 @@ const ACTION_COLOR: Record<Action, Paint> = {
   pass: ANSI.green,
 };
 
-/** One line per finding: `file:line:column  severity  rule  action  preview`. */
+/** One line per finding: `file:line:column  severity  rule  action (where it came from)  preview`. */
 export function renderText(r: ScanReport, color: boolean): string {
   const c = colors(color);
   const sev = (s: Severity) => (color ? SEVERITY_COLOR[s](s.padEnd(8)) : s.padEnd(8));
-  const act = (a: Action) => (color ? ACTION_COLOR[a](a.padEnd(6)) : a.padEnd(6));
+  const act = (a: Action) => (color ? ACTION_COLOR[a](a) : a);
   const lines = r.findings.map(
     (f) =>
-      `${c.bold(`${f.file}:${f.line}:${f.column}`)}  ${sev(f.severity)}  ${c.cyan(f.rule)}  ${act(f.action)}  ${f.preview}${f.decoded ? c.dim(` (decoded: ${f.decoded})`) : ""}`,
+      `${c.bold(`${f.file}:${f.line}:${f.column}`)}  ${sev(f.severity)}  ${c.cyan(f.rule)}  ${act(f.action)} ${c.dim(`(${actionSourceLabel(f.action_source, f.detector)})`)}  ${f.preview}${f.decoded ? c.dim(` (decoded: ${f.decoded})`) : ""}`,
   );
   return lines.length ? `${lines.join("\n")}\n` : "";
 }

@@ -4,7 +4,7 @@
  * the rule's severity so GitHub ranks the alerts.
  */
 import { pathToFileURL } from "node:url";
-import type { Action, RuleDef, Severity } from "../core/types.ts";
+import { type Action, actionSourceLabel, type RuleDef, type Severity } from "../core/types.ts";
 import type { ScanReport } from "./report.ts";
 
 export const SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -74,7 +74,7 @@ export function renderSarif(r: ScanReport): string {
     ruleIndex: index.get(f.rule)!,
     level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action],
     message: {
-      text: `${f.severity} ${f.detector} finding (${f.finding_type}) matched by rule ${f.rule}: ${f.preview}. Action: ${f.action}.`,
+      text: `${f.severity} ${f.detector} finding (${f.finding_type}) matched by rule ${f.rule}: ${f.preview}. Action: ${f.action} (${actionSourceLabel(f.action_source, f.detector)}).`,
     },
     locations: [
       {
@@ -94,7 +94,13 @@ export function renderSarif(r: ScanReport): string {
       primaryLocationLineHash: `${f.fingerprint.slice(0, 16)}:${occurrence(occurrences, f.fingerprint)}`,
       "sluiceFindingHash/v1": f.fingerprint,
     },
-    properties: { severity: f.severity, action: f.action, detector: f.detector },
+    properties: {
+      severity: f.severity,
+      action: f.action,
+      action_source: f.action_source,
+      matched_rules: f.matched_rules,
+      detector: f.detector,
+    },
   }));
   const notifications = r.files
     .filter((f) => f.error)

@@ -3,7 +3,7 @@
  * column, 1-based, UTF-16 columns, end exclusive) and stripped of hashes that could be brute-forced:
  * `content_hash` stays in memory for the baseline and is never printed.
  */
-import type { Action, DetectorName, Severity } from "../core/types.ts";
+import type { Action, ActionSource, DetectorName, Severity } from "../core/types.ts";
 
 export interface ScanFinding {
   file: string;
@@ -16,6 +16,10 @@ export interface ScanFinding {
   finding_type: string;
   severity: Severity;
   action: Action;
+  /** Where the action came from: the rule (set by the user), the detector, the rule's default, the pipeline default. */
+  action_source: ActionSource;
+  /** Every rule that matched this place, the deciding rule first. */
+  matched_rules: string[];
   preview: string;
   description: string;
   decoded: string | null;

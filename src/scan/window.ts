@@ -139,6 +139,8 @@ export class WindowScanner {
           finding_type: f.finding_type,
           severity: f.severity,
           action: f.action,
+          action_source: f.action_source,
+          matched_rules: f.matched_rules,
           // None of these is cut from the window (a substring would keep all of it alive): the
           // preview is built by maskValue, the description is the rule's, `decoded` names encodings.
           preview: f.preview,

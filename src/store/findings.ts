@@ -48,6 +48,8 @@ export const FINDING_FIELDS = [
   "finding_type",
   "rule",
   "action",
+  "action_source",
+  "matched_rules",
   "provider",
   "client",
   "path",
@@ -83,6 +85,8 @@ const INSERT_COLUMNS = [
   "finding_type",
   "rule",
   "action",
+  "action_source",
+  "matched_rules",
   "provider",
   "client",
   "path",
@@ -133,6 +137,17 @@ function findingWhere(f: FindingFilter, now = Date.now()): { sql: string; params
   return whereSql({ parts, params });
 }
 
+/** A stored row as the API gives it: `matched_rules` as a list of rule names. */
+function findingRow(r: Row): Row {
+  if (typeof r.matched_rules === "string") r.matched_rules = JSON.parse(r.matched_rules) as string[];
+  else if (r.matched_rules === null && "matched_rules" in r) r.matched_rules = r.rule ? [r.rule] : [];
+  return r;
+}
+
+function* findingRows(rows: Iterable<Row>): Generator<Row> {
+  for (const r of rows) yield findingRow(r);
+}
+
 export class FindingsRepo implements Prunable {
   #insert;
   constructor(private db: Database) {
@@ -162,6 +177,8 @@ export class FindingsRepo implements Prunable {
       finding_type: f.finding_type,
       rule: f.rule ?? "",
       action: f.action,
+      action_source: f.action_source ?? "",
+      matched_rules: JSON.stringify(f.matched_rules ?? (f.rule ? [f.rule] : [])),
       provider: ev.provider,
       client: s.client ?? "",
       path: f.path ?? "",
@@ -199,28 +216,30 @@ export class FindingsRepo implements Prunable {
     const findings = this.db
       .query(`SELECT ${FINDING_COLUMNS} FROM findings ${sql} ORDER BY ts_ms DESC, id DESC LIMIT ? OFFSET ?`)
       .all(...params, limit, offset) as Row[];
-    return { findings, total };
+    return { findings: findings.map(findingRow), total };
   }
 
   /** Every matching finding, newest first, a page at a time (exports stream this). */
   iterate(f: FindingFilter, pageSize = 1000): Generator<Row> {
-    return newestFirst(this.db, `SELECT ${FINDING_COLUMNS} FROM findings`, findingWhere(f), pageSize);
+    return findingRows(
+      newestFirst(this.db, `SELECT ${FINDING_COLUMNS} FROM findings`, findingWhere(f), pageSize),
+    );
   }
 
   get(id: number): Row | null {
-    return (
-      (this.db.query(`SELECT ${FINDING_COLUMNS}, api_key_hash FROM findings WHERE id = ?`).get(id) as Row) ??
-      null
-    );
+    const r = this.db.query(`SELECT ${FINDING_COLUMNS}, api_key_hash FROM findings WHERE id = ?`).get(id);
+    return r ? findingRow(r as Row) : null;
   }
 
   /** Rows written by other processes (the `sluice mcp` process) after `afterId`. */
   fromOtherProcesses(afterId: number, pid: number, limit = 200): Row[] {
-    return this.db
-      .query(
-        `SELECT ${FINDING_COLUMNS}, origin_pid FROM findings WHERE id > ? AND origin_pid != ? ORDER BY id LIMIT ?`,
-      )
-      .all(afterId, pid, limit) as Row[];
+    return (
+      this.db
+        .query(
+          `SELECT ${FINDING_COLUMNS}, origin_pid FROM findings WHERE id > ? AND origin_pid != ? ORDER BY id LIMIT ?`,
+        )
+        .all(afterId, pid, limit) as Row[]
+    ).map(findingRow);
   }
 
   maxId(): number {

@@ -5,6 +5,7 @@
  * SQL functions, so rewriting values row by row is done in JavaScript).
  */
 import type { Database } from "bun:sqlite";
+import { loadBuiltinRules } from "../detect/builtin.ts";
 import { keyDigest } from "../policy/mask.ts";
 
 export interface MigrationContext {
@@ -51,6 +52,30 @@ function keyStoredHashes(db: Database, ctx: MigrationContext): void {
     db.run("VACUUM");
     db.run("PRAGMA wal_checkpoint(TRUNCATE)");
   });
+}
+
+/**
+ * Policy provenance. `rules.action_by_user`: whether the user set the action of a rule (then it beats
+ * `detectors.<name>.action`); the action of a rule that was not shipped is the user's, and a shipped
+ * rule whose stored action differs from what ships was changed by the user. `findings.action_source`
+ * says where a finding's action came from, `findings.matched_rules` every rule that matched its place.
+ */
+function recordActionProvenance(db: Database): void {
+  db.run(`
+    ALTER TABLE rules ADD COLUMN action_by_user INTEGER NOT NULL DEFAULT 0;
+    UPDATE rules SET action_by_user = 1 WHERE source != 'builtin' AND action != '';
+    ALTER TABLE findings ADD COLUMN action_source TEXT NOT NULL DEFAULT '';
+    ALTER TABLE findings ADD COLUMN matched_rules TEXT;
+  `);
+  const shipped = new Map(loadBuiltinRules().map((r) => [r.name, r.action]));
+  const changed = db.query("UPDATE rules SET action_by_user = 1 WHERE name = ?");
+  for (const r of db.query("SELECT name, action FROM rules WHERE source = 'builtin'").all() as {
+    name: string;
+    action: string;
+  }[]) {
+    const def = shipped.get(r.name);
+    if (def !== undefined && def !== r.action && r.action !== "") changed.run(r.name);
+  }
 }
 
 export const MIGRATIONS: Migration[] = [
@@ -323,6 +348,8 @@ export const MIGRATIONS: Migration[] = [
   INSERT INTO client_traffic (client, login, provider, first_ms, last_ms, requests)
     SELECT client, '', provider, MIN(ts_ms), MAX(ts_ms), COUNT(*) FROM audit GROUP BY client, provider;
   `,
+  // 5: where a finding's action came from, and whether the user set a rule's action
+  recordActionProvenance,
 ];
 
 /** Bring the database to the newest schema. Returns the version it started from. */

@@ -4,6 +4,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { RuleDef } from "../core/types.ts";
+import { loadBuiltinRules } from "../detect/builtin.ts";
 import type { SettingsRepo } from "./settings.ts";
 import { countOf, equalities, insertSql, jsonOrNull, likeEscape, type Named, type Row } from "./sql.ts";
 
@@ -29,6 +30,7 @@ export function ruleFromRow(r: Row): RuleRecord {
     detector: r.detector as RuleDef["detector"],
     severity: r.severity as RuleDef["severity"],
     action: r.action as RuleDef["action"],
+    action_by_user: r.action_by_user === 1,
     enabled: r.enabled === 1,
     tier: r.tier as RuleDef["tier"],
     source: r.source as RuleDef["source"],
@@ -57,6 +59,7 @@ function ruleRow(r: Partial<RuleDef>): Named {
   if (r.detector !== undefined) out.detector = r.detector;
   if (r.severity !== undefined) out.severity = r.severity;
   if (r.action !== undefined) out.action = r.action;
+  if (r.action_by_user !== undefined) out.action_by_user = r.action_by_user ? 1 : 0;
   if (r.enabled !== undefined) out.enabled = r.enabled ? 1 : 0;
   if (r.tier !== undefined) out.tier = r.tier;
   if (r.source !== undefined) out.source = r.source;
@@ -68,6 +71,20 @@ function ruleRow(r: Partial<RuleDef>): Named {
   if (r.examples !== undefined) out.examples = list(r.examples);
   if (r.negative_examples !== undefined) out.negative_examples = list(r.negative_examples);
   return out;
+}
+
+/**
+ * A change the user asked for (the dashboard API, a rules import) as the patch to store: an action
+ * given is the user's, so it beats `detectors.<name>.action`; an empty action on a shipped rule gives
+ * the choice back, and the rule its shipped default.
+ */
+export function userPatch(existing: RuleDef, patch: Partial<RuleDef>): Partial<RuleDef> {
+  if (patch.action === undefined) return patch;
+  if (patch.action === "" && existing.source === "builtin") {
+    const shipped = loadBuiltinRules().find((r) => r.name === existing.name);
+    return { ...patch, action: shipped?.action ?? "", action_by_user: false };
+  }
+  return { ...patch, action_by_user: patch.action !== "" };
 }
 
 export class RulesRepo {
@@ -145,7 +162,13 @@ export class RulesRepo {
   /** Insert a rule; returns false when the name exists. Does not notify (callers batch). */
   insert(rule: RuleDef): boolean {
     const now = new Date().toISOString();
-    const row = { ...ruleRow(rule), hit_count: rule.hit_count ?? 0, created_at: now, updated_at: now };
+    const byUser = rule.action_by_user ?? (rule.source !== "builtin" && rule.action !== "");
+    const row = {
+      ...ruleRow({ ...rule, action_by_user: byUser }),
+      hit_count: rule.hit_count ?? 0,
+      created_at: now,
+      updated_at: now,
+    };
     return (
       this.db.query(insertSql("rules", Object.keys(row)).replace("INSERT", "INSERT OR IGNORE")).run(row)
         .changes > 0

@@ -40,6 +40,8 @@ const hook: RequestHook = (r) => {
       finding_type: type,
       severity: "critical",
       action: "alert",
+      action_source: "rule_default",
+      matched_rules: [rule],
       path: "messages[0].content",
       start: at,
       end: at + value.length,

@@ -135,7 +135,9 @@ describe("argument scanning", () => {
       id: 1,
       error: { code: -32001, data: { sluice: { reason: "sensitive_data_in_arguments" } } },
     });
-    expect(err.error.message).toContain("aws_access_key at params.arguments.content (rule aws_access_key)");
+    expect(err.error.message).toContain(
+      "aws_access_key at params.arguments.content (rule aws_access_key; block: set on the rule)",
+    );
     expect(findings.map((f) => f.path)).toEqual(["params.arguments.content"]);
     expect(events.map((e) => e.kind)).toEqual(["blocked-call"]);
     for (const text of [...o.replies, ...lines, JSON.stringify(events)]) expect(text).not.toContain(SECRET);

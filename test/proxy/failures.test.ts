@@ -35,6 +35,8 @@ function finding(over: Partial<Finding> = {}): Finding {
     finding_type: "aws_access_key",
     severity: "critical",
     action: "block",
+    action_source: "rule_default",
+    matched_rules: ["aws-access-key"],
     path: "messages[0].content",
     start: 0,
     end: 20,
@@ -187,7 +189,9 @@ describe("the request-scanning hook", () => {
     const gt = await g.text();
     for (const t of [at, ot, gt]) {
       expect(t).not.toContain(secret);
-      expect(t).toContain("aws_access_key at messages[0].content (rule aws-access-key)");
+      expect(t).toContain(
+        "aws_access_key at messages[0].content (rule aws-access-key; block: the rule's default)",
+      );
     }
     expect(JSON.parse(at)).toMatchObject({ type: "error", error: { type: "permission_error" } });
     expect(JSON.parse(ot)).toMatchObject({ error: { type: "permission_error", code: "blocked_by_sluice" } });

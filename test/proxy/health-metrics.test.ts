@@ -32,6 +32,8 @@ test("/metrics: content type, HELP/TYPE lines, every metric and label", async ()
           finding_type: "email",
           severity: "warning",
           action: "log",
+          action_source: "default",
+          matched_rules: ["email"],
           path: "messages[0].content",
           start: 0,
           end: 5,

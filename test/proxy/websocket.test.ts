@@ -127,6 +127,8 @@ test("a blocked frame closes the connection with 1008 and never reaches upstream
                 finding_type: "custom_secret",
                 severity: "high",
                 action: "block",
+                action_source: "rule",
+                matched_rules: ["r1"],
                 path: "input[0].text",
                 start: 0,
                 end: 6,
@@ -162,7 +164,7 @@ test("a blocked frame closes the connection with 1008 and never reaches upstream
   expect(up.wsMessages.length).toBe(before);
   // The log line names the rule and the field, as for a blocked HTTP request, never the value.
   const line = s.runtime.log.recent.find((l) => l.includes("blocked a WebSocket frame"));
-  expect(line).toContain("custom_secret at input[0].text (rule r1)");
+  expect(line).toContain("custom_secret at input[0].text (rule r1; block: set on the rule)");
   expect(line).not.toContain("SECRET value");
 });
 

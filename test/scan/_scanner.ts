@@ -33,6 +33,8 @@ export function regexScanner(rules: TestRule[]): TextScanner & { calls: number }
           finding_type: r.name,
           severity: r.severity ?? "high",
           action: r.action ?? "block",
+          action_source: r.action ? "rule" : "rule_default",
+          matched_rules: [r.name],
           path,
           start: m.index!,
           end: m.index! + value.length,

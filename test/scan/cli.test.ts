@@ -64,7 +64,7 @@ describe("exit codes and text output", () => {
     writeFileSync(join(w.dir, "f.txt"), `line one\n  key = ${B}\n`);
     const r = await run(w.dir, ["f.txt"]);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/^f\.txt:2:9 {2}critical {2}t-block {2}block {3}\S+\n$/);
+    expect(r.stdout).toMatch(/^f\.txt:2:9 {2}critical {2}t-block {2}block \(set on the rule\) {2}\S+\n$/);
     expect(r.stdout).not.toContain(B);
     expect(r.stdout).not.toContain("\x1b[");
     expect(r.stderr).toContain("1 finding (1 critical) in 1 file");
@@ -125,7 +125,9 @@ describe("inputs", () => {
     writeFileSync(join(d, ".git", "config"), B);
     writeFileSync(join(d, "img.bin"), Buffer.concat([Buffer.from([0x89, 0, 1, 2]), Buffer.from(B)]));
     const r = await run(w.dir, ["proj"]);
-    expect(r.stdout).toMatch(/^proj\/src\/deep\/a\.ts:1:12 {2}warning {3}t-alert {2}alert {3}\S+\n$/);
+    expect(r.stdout).toMatch(
+      /^proj\/src\/deep\/a\.ts:1:12 {2}warning {3}t-alert {2}alert \(set on the rule\) {2}\S+\n$/,
+    );
     expect(r.code).toBe(2);
     expect(r.stderr).toContain("1 binary skipped");
     // A file named explicitly is scanned even if ignored.

@@ -59,7 +59,7 @@ describe("exit codes follow the strongest action", () => {
 describe("text", () => {
   test("file:line:column, severity, rule, action, masked preview; no colour when off", () => {
     const out = renderText(report({ "src/a.ts": `const k =\n  "${KEY}";\n` }), false);
-    expect(out).toBe("src/a.ts:2:4  critical  aws  block   AKIA****MPLE\n");
+    expect(out).toBe("src/a.ts:2:4  critical  aws  block (set on the rule)  AKIA****MPLE\n");
     expect(out).not.toContain(KEY);
     expect(out).not.toContain("\x1b[");
   });
@@ -107,6 +107,8 @@ describe("json", () => {
       "finding_type",
       "severity",
       "action",
+      "action_source",
+      "matched_rules",
       "preview",
       "description",
       "decoded",

@@ -106,6 +106,36 @@ describe("schema", () => {
     expect(stats.top_finding_types).toEqual([{ finding_type: "email", count: 1 }]);
   });
 
+  test("upgrading to schema 5 learns which rule actions the user set", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sluice-store-"));
+    {
+      const { store } = make({ dir });
+      store.db.run("PRAGMA user_version = 4");
+      store.db.run("ALTER TABLE rules DROP COLUMN action_by_user");
+      store.db.run("ALTER TABLE findings DROP COLUMN action_source");
+      store.db.run("ALTER TABLE findings DROP COLUMN matched_rules");
+      const at = new Date().toISOString();
+      const add = store.db.query(
+        `INSERT INTO rules (name, pattern, detector, severity, action, tier, source, created_at, updated_at)
+         VALUES (?, 'x', ?, 'high', ?, ?, ?, '${at}', '${at}')`,
+      );
+      add.run("iban", "pii", "alert", "community", "builtin"); // as shipped
+      add.run("aws_access_key_id", "secrets", "log", "community", "builtin"); // changed by the user
+      add.run("acme", "secrets", "block", "custom", "config");
+      add.run("mine", "custom", "", "custom", "dashboard");
+      open.splice(open.indexOf(store), 1);
+      await store.close();
+    }
+    const { store } = make({ dir });
+    const byUser = (name: string) => store.rules.get(name)?.action_by_user;
+    expect([byUser("iban"), byUser("aws_access_key_id"), byUser("acme"), byUser("mine")]).toEqual([
+      false,
+      true,
+      true,
+      false,
+    ]);
+  });
+
   test("a database from a newer sluice is refused", () => {
     const dir = mkdtempSync(join(tmpdir(), "sluice-store-"));
     const db = new Database(join(dir, "sluice.db"));

@@ -2,7 +2,7 @@
 import { post, put } from "../api.ts";
 import { badge, type Child, h, when } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
-import type { Finding } from "../types.ts";
+import { actionSourceLabel, type Finding } from "../types.ts";
 
 const hashKv = (k: string, v: string | null) => [
   h("dt", null, k),
@@ -50,6 +50,8 @@ export function findingDetail(f: Finding, onClose: () => void): Child[] {
       "dl",
       { class: "kv" },
       kv("Rule", f.rule),
+      kv("Action", `${f.action} (${actionSourceLabel(f.action_source, f.detector)})`),
+      kv("Also matched", (f.matched_rules ?? []).filter((r) => r !== f.rule).join(", ") || null),
       kv("Detector", f.detector),
       kv("Location", f.path),
       kv("Offsets", `${f.start}–${f.end}`),

@@ -16,6 +16,7 @@ import {
   VALIDATORS,
 } from "../../core/types.ts";
 import { checkUserPattern } from "../../detect/pattern.ts";
+import { userPatch } from "../../store/rules.ts";
 import type { Ctx } from "../context.ts";
 import {
   ApiError,
@@ -173,7 +174,8 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
           continue;
         }
         seen.add(name);
-        if (store.rules.update(name, update)) updated++;
+        const existing = store.rules.get(name);
+        if (existing && store.rules.update(name, userPatch(existing, update))) updated++;
         else failed.push({ name, reason: "rule not found" });
       }
     });
@@ -192,8 +194,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
     checkAction(raw);
     const update = parse(updateSchema, raw);
     checkPattern(update.pattern);
-    ruleOr404(params.name);
-    store.rules.update(params.name, update);
+    store.rules.update(params.name, userPatch(ruleOr404(params.name), update));
     changed();
     return store.rules.get(params.name);
   });
