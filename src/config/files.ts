@@ -183,6 +183,8 @@ export function defaults(): Config {
     },
     websocket: {
       allowed_origins: [],
+      allowed_private_targets: [],
+      forward_credentials: false,
     },
     relay: {
       port: 8080,

@@ -159,7 +159,13 @@ export const configSchema = z.object({
     })
     .prefault({}),
   rules: z.object({ auto_import: z.boolean().default(true) }).prefault({}),
-  websocket: z.object({ allowed_origins: stringList }).prefault({}),
+  websocket: z
+    .object({
+      allowed_origins: stringList,
+      allowed_private_targets: stringList,
+      forward_credentials: z.boolean().default(false),
+    })
+    .prefault({}),
   relay: z
     .object({
       port: int(1, 65535, 8080),

@@ -1,4 +1,6 @@
 /**
+ * URLs of requests, as sluice reads and records them.
+ *
  * The URL of an incoming request, or null when its Host makes none. Bun builds `req.url` from the
  * Host header; with no Host (an HTTP/1.0 request) or one that is not a host (`127.0.0.1:8081@evil.com`,
  * `a b`) it is a bare path, and `new URL(req.url)` throws. Both listeners answer such a request with
@@ -22,4 +24,13 @@ export function badHostResponse(): Response {
     },
     { status: 400, headers: { "cache-control": "no-store", connection: "close" } },
   );
+}
+
+/**
+ * A URL without userinfo, query or fragment (`wss://host:port/path`): what a record may keep of a
+ * target a client named, since credentials and tokens travel in those parts.
+ */
+export function shownTarget(url: URL): string {
+  const host = url.port ? `${url.hostname}:${url.port}` : url.hostname;
+  return `${url.protocol}//${host}${url.pathname}`;
 }

@@ -39,6 +39,7 @@ import { watchCodexRouting } from "./routing-watch.ts";
 import { scanGuarded } from "./scan.ts";
 import { loginMode, sessionContext } from "./session.ts";
 import { bridge, clientClosed, connectUpstream, tunnelData, upgradeClient, type WsTunnel } from "./ws.ts";
+import { checkWsTarget } from "./ws-target.ts";
 
 export interface ProxyDeps {
   config(): Config;
@@ -534,6 +535,12 @@ export class ProxyServer {
     );
   }
 
+  /**
+   * `GET /ws?url=`: a WebSocket to a public target named by the client. Browsers are refused unless
+   * their origin is in `websocket.allowed_origins` (empty by default), so no web page can use sluice to
+   * reach anything; the target is checked and resolved once (`ws-target.ts`); the client's credentials
+   * stay with sluice unless `websocket.forward_credentials` is on.
+   */
   async #wsUrlTunnel(req: Request, server: Server<WsTunnel>, url: URL): Promise<Response | undefined> {
     const raw = url.searchParams.get("url");
     const bad = (message: string, status = 400) =>
@@ -541,20 +548,32 @@ export class ProxyServer {
     if (req.headers.get("upgrade")?.toLowerCase() !== "websocket")
       return bad("GET /ws?url=<ws_or_wss_url> needs a WebSocket upgrade", 426);
     if (!raw) return bad("missing ?url=<ws_or_wss_url>");
-    let target: URL;
-    try {
-      target = new URL(raw);
-    } catch {
-      return bad("url is not a valid URL");
-    }
-    if (target.protocol !== "ws:" && target.protocol !== "wss:")
-      return bad(`only ws:// and wss:// targets are allowed, not ${target.protocol}//`);
+    const cfg = this.deps.config();
     const origin = req.headers.get("origin");
-    const allowed = this.deps.config().websocket.allowed_origins;
-    if (origin && allowed.length > 0 && !allowed.includes(origin))
+    if (origin && !cfg.websocket.allowed_origins.includes(origin))
       return bad(`origin ${origin} is not in websocket.allowed_origins`, 403);
-    return this.#openRelay(req, server, target.href, "unknown", target.pathname, this.#nextId(), (msg) =>
-      Response.json({ error: { code: "ws_upstream_failed", message: msg } }, { status: 502 }),
+    const target = await checkWsTarget(raw, {
+      allowedPrivate: cfg.websocket.allowed_private_targets,
+      ownPorts: [server.port ?? cfg.port, cfg.port, cfg.dashboard.port, cfg.engine.port, cfg.relay.port],
+    });
+    if (!target.ok) {
+      this.deps.log.warn(`/ws refused: ${target.message}`);
+      return bad(target.message, target.status);
+    }
+    return this.#openRelay(
+      req,
+      server,
+      target.connect,
+      "unknown",
+      new URL(target.shown).pathname,
+      this.#nextId(),
+      (msg) => Response.json({ error: { code: "ws_upstream_failed", message: msg } }, { status: 502 }),
+      {
+        host: target.host,
+        servername: target.servername,
+        shown: target.shown,
+        credentials: cfg.websocket.forward_credentials,
+      },
     );
   }
 
@@ -567,6 +586,8 @@ export class ProxyServer {
     sessionPath: string,
     id: string,
     failure: (msg: string) => Response,
+    /** For `/ws?url=`: the checked target's name and how it is shown; whether credentials go along. */
+    checked?: { host: string; servername?: string; shown: string; credentials: boolean },
   ): Promise<Response | undefined> {
     const cfg = this.deps.config();
     const session = sessionContext({
@@ -582,13 +603,26 @@ export class ProxyServer {
       req.headers,
       this.deps.tls(),
       timersFor(cfg.proxy.timeout).headersMs,
+      {
+        host: checked?.host,
+        servername: checked?.servername,
+        credentials: checked?.credentials ?? true,
+      },
     );
+    const shown = checked?.shown ?? target;
+    const host = checked?.host ?? new URL(target).host;
     if (!up.ok) {
-      this.deps.log.warn(`WebSocket upstream ${new URL(target).host} failed: ${up.error}`, { id });
-      return failure(`sluice: the upstream WebSocket at ${new URL(target).host} failed: ${up.error}`);
+      this.deps.log.warn(`WebSocket upstream ${host} failed: ${up.error}`, { id });
+      return failure(`sluice: the upstream WebSocket at ${host} failed: ${up.error}`);
     }
     const { pathname, search } = new URL(req.url);
-    const data = tunnelData(req, up, { id, provider, target, path: loggablePath(pathname, search), session });
+    const data = tunnelData(req, up, {
+      id,
+      provider,
+      target: shown,
+      path: loggablePath(pathname, search),
+      session,
+    });
     if (!upgradeClient(req, server, data)) {
       up.ws.close(1000);
       return failure("sluice: the client's WebSocket upgrade failed");

@@ -45,17 +45,32 @@ export function sendableCloseCode(code: number): number {
   return 1000;
 }
 
+/** How the upstream side of a `/ws?url=` tunnel is reached (a provider's socket needs none of it). */
+export interface ConnectVia {
+  /** `Host` to send when `target` names the checked address instead of the host. */
+  host?: string;
+  /** The host name TLS verifies, when `target` names an address. */
+  servername?: string;
+  /** Whether the client's Authorization and Cookie headers go to the upstream. */
+  credentials: boolean;
+}
+
+const CREDENTIALS = ["authorization", "cookie"];
+
 /** Open the upstream side and wait for its 101 (or failure / timeout). */
 export function connectUpstream(
   target: string,
   inbound: Headers,
   tls: UpstreamTls,
   timeoutMs: number,
+  via: ConnectVia = { credentials: true },
 ): Promise<
   | { ok: true; ws: WebSocket; early: (string | ArrayBuffer)[]; detachEarly: () => void }
   | { ok: false; error: string }
 > {
   const headers = upstreamRequestHeaders(inbound, { websocket: true });
+  if (!via.credentials) for (const h of CREDENTIALS) headers.delete(h);
+  if (via.host) headers.set("host", via.host);
   const protocols = (inbound.get("sec-websocket-protocol") ?? "")
     .split(",")
     .map((p) => p.trim())
@@ -67,7 +82,7 @@ export function connectUpstream(
       ws = new WebSocket(target, {
         headers: Object.fromEntries(headers),
         protocols,
-        tls,
+        tls: via.servername ? { ...tls, servername: via.servername } : tls,
       } as unknown as string[]);
     } catch (e) {
       resolve({ ok: false, error: (e as Error).message });

@@ -5,6 +5,7 @@
  * SQL functions, so rewriting values row by row is done in JavaScript).
  */
 import type { Database } from "bun:sqlite";
+import { shownTarget } from "../core/request-url.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { keyDigest } from "../policy/mask.ts";
 
@@ -350,7 +351,25 @@ export const MIGRATIONS: Migration[] = [
   `,
   // 5: where a finding's action came from, and whether the user set a rule's action
   recordActionProvenance,
+  // 6: WebSocket targets recorded with credentials in their URL lose them
+  stripWsTargetCredentials,
 ];
+
+/**
+ * `/ws?url=` targets were recorded as the client wrote them, so `ws://user:token@host/` kept its
+ * credentials in `ws_connections.target_url` (and the API returned them). Rows are rewritten as the
+ * proxy records targets now: scheme, host, port and path only.
+ */
+function stripWsTargetCredentials(db: Database): void {
+  const rows = db
+    .query("SELECT connection_id, target_url FROM ws_connections WHERE target_url LIKE '%@%'")
+    .all() as { connection_id: string; target_url: string }[];
+  const write = db.query("UPDATE ws_connections SET target_url = ? WHERE connection_id = ?");
+  for (const row of rows) {
+    const url = URL.parse(row.target_url);
+    write.run(url ? shownTarget(url) : "(unreadable URL)", row.connection_id);
+  }
+}
 
 /** Bring the database to the newest schema. Returns the version it started from. */
 export function migrate(db: Database, keys: Pick<MigrationContext, "hmacKey">): number {

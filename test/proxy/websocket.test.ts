@@ -188,7 +188,11 @@ test("the upgrade completes only after the upstream's 101: a refused upstream up
 });
 
 test("/ws?url= relays to ws:// and wss:// targets only", async () => {
-  await using s = await startSluice({ upstream: up.url });
+  // The stand-in listens on loopback, which /ws opens only when allowed (test/security/ws-ssrf.test.ts).
+  await using s = await startSluice({
+    upstream: up.url,
+    config: { websocket: { allowed_private_targets: ["127.0.0.1"] } },
+  });
   const target = `${up.url.replace("https", "wss")}/echo`;
   const ws = await open(`${s.proxyUrl.replace("http", "ws")}/ws?url=${encodeURIComponent(target)}`);
   const m = nextMessage(ws);
