@@ -71,6 +71,12 @@ export interface ForwardResult {
   done: Promise<ForwardOutcome>;
   /** Set when sluice answered itself because the upstream could not be reached or timed out. */
   failure?: string;
+  /**
+   * With `failure`: whether the request may have reached the upstream. False only when no connection
+   * was made (refused, unresolvable, unreachable), so nothing was sent; a reset, a timeout or a cut
+   * response leave it unknown. Sending the request elsewhere is safe only when this is false.
+   */
+  maybeSent?: boolean;
 }
 
 const NOTHING_SENT = new Set([
@@ -128,6 +134,7 @@ export async function forward(input: ForwardInput): Promise<ForwardResult> {
       response: providerError(provider, status, message, kind),
       done: Promise.resolve({ status: null, error, responseBytes: 0 }),
       failure: error,
+      maybeSent: !NOTHING_SENT.has(error),
     };
   };
 

@@ -3,6 +3,8 @@
  * traffic through the inspection engine while it is healthy, and otherwise applies `fail_mode`:
  * `open` forwards straight to the provider (uninspected), `closed` answers 503 with `Retry-After`
  * and a provider-shaped body. During the first `queue_on_startup` seconds requests wait for the engine.
+ * A request the engine took and then failed on is never sent again (it may have reached the provider):
+ * the client gets a 502 saying the outcome is unknown.
  * The engine is healthy only while its `GET /health` answers 200 within `health_check_timeout`.
  */
 import type { Server, ServerWebSocket } from "bun";
@@ -133,6 +135,18 @@ export class Relay {
     return res;
   }
 
+  /** 502: the request reached the engine, which stopped before answering. */
+  #outcomeUnknown(provider: Provider, id: string, error: string): Response {
+    this.opts.log.warn(`engine failed while handling ${id} (${error}): not resent, the outcome is unknown`);
+    return providerError(
+      provider,
+      502,
+      "sluice: the inspection engine stopped while handling this request; it may or may not have reached " +
+        "the provider, and sluice did not send it again. Check before retrying a request with side effects.",
+      "bad_gateway",
+    );
+  }
+
   health() {
     return {
       status: "ok",
@@ -193,10 +207,14 @@ export class Relay {
       const ip = server.requestIP(req)?.address;
       if (ip) headers.set("x-forwarded-for", ip);
       const result = await send(new URL(url.pathname + url.search, this.opts.engineUrl()), headers, 0);
-      // The engine went away between two health checks: fall through to fail_mode. (A 502 the engine
-      // itself answered, for an unreachable provider, is passed on as it is.)
+      // A 502 the engine itself answered, for an unreachable provider, is passed on as it is.
       if (!result.failure) return result.response;
       this.#setState("unhealthy");
+      // The engine went away after the request's bytes reached it: it may have sent the request to the
+      // provider already. Sending it again (fail_mode open) could deliver it twice, and saying it was
+      // not sent (closed) could be false: the client is told the outcome is unknown, and nothing is resent.
+      if (result.maybeSent) return this.#outcomeUnknown(provider, id, result.failure);
+      // Refused before any byte reached it: fail_mode decides, as for an engine known to be down.
     }
     if (this.opts.failMode() === "closed")
       return this.#closed(

@@ -14,6 +14,7 @@
  * await using link = await startSlowLink({ port: up.port, rttMs: 50 });
  * fetch(`${link.url}/v1/messages`, { tls: { ca: testTls().ca } }); // link.url = https://127.0.0.1:<its port>
  * link.connections; // TCP connections accepted so far
+ * link.cut();        // every open connection dropped at once, as when the target's process dies
  */
 import type { Socket, TCPSocketListener } from "bun";
 
@@ -46,6 +47,8 @@ export interface SlowLink {
   readonly log: LinkedConnection[];
   /** Connections open right now. */
   readonly open: number;
+  /** Drop every open connection abruptly (both sides), as if the target process died; new ones still pass. */
+  cut(): void;
   stop(): void;
   [Symbol.asyncDispose](): Promise<void>;
 }
@@ -201,11 +204,15 @@ export async function startSlowLink(opts: SlowLinkOptions): Promise<SlowLink> {
     },
   });
 
-  const stop = () => {
+  /** Drop every open connection at once, both sides, with nothing queued delivered: a peer that died. */
+  const cut = () => {
     for (const s of sockets) {
       s.data.lane.close();
       s.terminate();
     }
+  };
+  const stop = () => {
+    cut();
     listener.stop(true);
   };
   return {
@@ -218,6 +225,7 @@ export async function startSlowLink(opts: SlowLinkOptions): Promise<SlowLink> {
       return open;
     },
     log,
+    cut,
     stop,
     async [Symbol.asyncDispose]() {
       stop();
