@@ -208,6 +208,11 @@ export function defaults(): Config {
       max_file_bytes: 10485760,
       max_files: 5,
     },
+    tracing: {
+      enabled: false,
+      endpoint: null,
+      service_name: "sluice",
+    },
   };
 }
 

@@ -194,6 +194,15 @@ export const configSchema = z.object({
       max_files: int(1, 100, 5),
     })
     .prefault({}),
+  /** Spans of proxied requests over OTLP/HTTP; off unless enabled. */
+  tracing: z
+    .object({
+      enabled: z.boolean().default(false),
+      /** The OTLP traces URL; null: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, or localhost:4318. */
+      endpoint: z.string().url().nullable().default(null),
+      service_name: z.string().min(1).default("sluice"),
+    })
+    .prefault({}),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -23,6 +23,7 @@ import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
 import { blockNotice } from "../policy/notice.ts";
+import type { Tracing } from "../tracing/index.ts";
 import { decodeBody, encodeBody } from "./encoding.ts";
 import {
   blockedCloseReason,
@@ -54,6 +55,8 @@ export interface ProxyDeps {
   hmacKey: Uint8Array | null;
   /** The `/health` record. */
   health(): Record<string, unknown>;
+  /** Tracing of requests, or null when it is off. */
+  tracing(): Tracing | null;
 }
 
 /** The largest request body sluice forwards at all (bodies above proxy.max_body_size go unscanned). */
@@ -352,6 +355,10 @@ export class ProxyServer {
     const signal = AbortSignal.any([req.signal, abort.signal]);
     const pathAndQuery = url.pathname + url.search;
     const shownPath = loggablePath(url.pathname, url.search);
+    const trace = this.deps
+      .tracing()
+      ?.request({ method: req.method, path: shownPath, requestId, headers: req.headers, start: started });
+    let scanMs = 0;
 
     // Body: buffered when it fits the scan limit, else streamed through unscanned.
     const declared = Number(req.headers.get("content-length") ?? "NaN");
@@ -442,11 +449,14 @@ export class ProxyServer {
         session,
         transport: "http",
       };
+      const scanStart = performance.now();
       verdict = await scanGuarded(
         { hook: this.deps.hook(), bus: this.deps.bus, log, metrics: this.deps.metrics },
         scanReq,
         requestId,
       );
+      scanMs = performance.now() - scanStart;
+      trace?.scanned(scanStart, scanStart + scanMs);
       if (verdict.action === "redact" && verdict.body && codings.length > 0)
         verdict = { ...verdict, body: encodeBody(verdict.body, codings) };
       else if (verdict.action === "redact" && scanBytes !== bytes && codings.length === 0)
@@ -458,6 +468,15 @@ export class ProxyServer {
     const login = loginMode(provider, req.headers, url.search);
     const record = (status: number | null, error: string | null) => {
       this.#aborts.delete(abort);
+      trace?.end({
+        provider,
+        bodySize: bytes?.byteLength ?? (Number.isFinite(declared) ? declared : 0),
+        findings: verdict.findings.length,
+        action,
+        scanMs,
+        status,
+        error,
+      });
       this.#recordRequest(session, {
         request_id: requestId,
         provider,
@@ -485,11 +504,14 @@ export class ProxyServer {
       return { response: blockedResponse(provider, notice), done: Promise.resolve() };
     }
     const outBody = action === "redact" && verdict.body ? verdict.body : body;
+    const target = upstreamUrl(cfg.providers[provider].upstream, pathAndQuery);
+    const headers = upstreamRequestHeaders(req.headers);
+    const upstreamEnded = trace?.upstream(headers, target.host);
     const result = await forward({
       provider,
-      url: upstreamUrl(cfg.providers[provider].upstream, pathAndQuery),
+      url: target,
       method: req.method,
-      headers: upstreamRequestHeaders(req.headers),
+      headers,
       body: req.method === "GET" || req.method === "HEAD" ? null : outBody,
       streaming: isStreamingRequest(url.pathname, url.search, json),
       clientSignal: signal,
@@ -515,6 +537,7 @@ export class ProxyServer {
           requestId,
         );
       }
+      upstreamEnded?.(o.status, o.error);
       record(o.status, o.error);
     });
     return { response: result.response, done };

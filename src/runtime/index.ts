@@ -39,6 +39,7 @@ import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
 import { ProxyServer } from "../proxy/server.ts";
 import { openStore, type Store } from "../store/index.ts";
+import { startTracing, type Tracing } from "../tracing/index.ts";
 
 export { ConfigError };
 
@@ -93,6 +94,8 @@ export class SluiceRuntime implements Runtime {
   #tls: UpstreamTls;
   #pool: HostPool;
   #hook: RequestHook;
+  #tracing: Tracing | null = null;
+  #tracingGeneration = 0;
   #dashboard: DashboardHandle | null = null;
   /** The relay of combined split mode (`--engine-port`), in front of the proxy. */
   #relay: Relay | null = null;
@@ -171,6 +174,7 @@ export class SluiceRuntime implements Runtime {
         uptime: (Date.now() - this.startedAt.getTime()) / 1000,
         requests: this.metrics.totalRequests,
       }),
+      tracing: () => this.#tracing,
     });
   }
 
@@ -184,6 +188,7 @@ export class SluiceRuntime implements Runtime {
 
   async #startup(): Promise<void> {
     const cfg = this.#config;
+    this.#tracing = await this.#startTracing(cfg);
     const useDefaults = !this.opts.noDefaultRules && cfg.rules.auto_import;
     try {
       if (useDefaults) {
@@ -384,10 +389,31 @@ export class SluiceRuntime implements Runtime {
     return { ok: true, changes, warnings: loaded.warnings };
   }
 
+  /** Tracing per `cfg`; a tracing setup that fails is logged and leaves tracing off. */
+  async #startTracing(cfg: Config): Promise<Tracing | null> {
+    try {
+      return await startTracing(cfg, this.log, this.opts.env ?? process.env);
+    } catch (e) {
+      this.log.error(`tracing could not start, continuing without it: ${(e as Error).message}`);
+      return null;
+    }
+  }
+
   /** Make a swapped-in configuration take effect. */
   #apply(prev: Config, next: Config): void {
     this.log.level = next.logging.level;
     this.log.format = next.logging.format;
+    if (JSON.stringify(prev.tracing) !== JSON.stringify(next.tracing)) {
+      // Spans already made are exported by the old exporter while the new one starts.
+      const old = this.#tracing;
+      this.#tracing = null;
+      void old?.shutdown();
+      const generation = ++this.#tracingGeneration;
+      void this.#startTracing(next).then((t) => {
+        if (generation === this.#tracingGeneration) this.#tracing = t;
+        else void t?.shutdown(); // a later reload started its own
+      });
+    }
     if (prev.proxy.ca_bundle !== next.proxy.ca_bundle || prev.proxy.verify_ssl !== next.proxy.verify_ssl) {
       try {
         this.#tls = upstreamTls(next);
@@ -521,6 +547,7 @@ export class SluiceRuntime implements Runtime {
       await this.#relay?.server?.stop(true);
     }
     this.#pool.close(); // 4
+    await this.#tracing?.shutdown();
     try {
       await this.#dashboard?.stop();
     } catch (e) {

@@ -160,6 +160,64 @@ async function startBenchUpstream(): Promise<Upstream> {
   return up;
 }
 
+/**
+ * What tracing costs a request: two sluice processes side by side, tracing off and on (exporting to
+ * an in-process OTLP receiver that accepts everything), requests interleaved between them.
+ */
+async function tracingCost(up: Upstream, quick: boolean): Promise<BenchTable> {
+  let exported = 0;
+  const receiver = Bun.serve({
+    port: 0,
+    hostname: "127.0.0.1",
+    async fetch(req) {
+      exported += (await req.arrayBuffer()).byteLength;
+      return Response.json({});
+    },
+  });
+  const start = (tracing: boolean) =>
+    spawnSluice([], {
+      upstream: up.url,
+      config: {
+        logging: { level: "error" },
+        tracing: { enabled: tracing, endpoint: `http://127.0.0.1:${receiver.port}/v1/traces` },
+      },
+    });
+  const off = await start(false);
+  const on = await start(true);
+  const rows: (string | number)[][] = [];
+  try {
+    const offT: Target = { name: "off", base: off.proxyUrl, init: {} };
+    const onT: Target = { name: "on", base: on.proxyUrl, init: {} };
+    for (const size of [KB, 200 * KB]) {
+      const n = quick ? 100 : size === KB ? 2000 : 500;
+      const [a, b] = await latency([offT, onT], body(size), n);
+      rows.push([
+        `${size / KB} KB`,
+        ms(percentile(a!, 50)),
+        ms(percentile(a!, 99)),
+        ms(percentile(b!, 50)),
+        ms(percentile(b!, 99)),
+        ms(percentile(b!, 50) - percentile(a!, 50)),
+      ]);
+    }
+  } finally {
+    for (const s of [off, on]) {
+      s.kill("SIGTERM");
+      await s.exited;
+    }
+    receiver.stop(true);
+  }
+  return {
+    title: "Proxy: tracing off vs on (ms, through sluice, active mode)",
+    columns: ["body", "off p50", "off p99", "on p50", "on p99", "added p50"],
+    rows,
+    notes: [
+      "Two sluice processes, requests interleaved; tracing on exports every request's three spans over OTLP/HTTP to an in-process receiver.",
+      `The receiver took ${(exported / 1024).toFixed(0)} KB of OTLP/JSON.`,
+    ],
+  };
+}
+
 export async function run(): Promise<BenchTable[]> {
   const quick = process.env.SLUICE_BENCH_QUICK === "1";
   const up = await startBenchUpstream();
@@ -253,6 +311,7 @@ export async function run(): Promise<BenchTable[]> {
       await s.exited;
     }
   }
+  tables.push(await tracingCost(up, quick));
   await up.stop();
   tables.push({
     title: "Proxy: latency, direct vs through sluice (ms)",
