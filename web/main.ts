@@ -13,6 +13,7 @@ import { findingsPage } from "./pages/findings.ts";
 import { loginPage } from "./pages/login.ts";
 import { overviewPage } from "./pages/overview.ts";
 import { pipelinePage } from "./pages/pipeline.ts";
+import { ruleAnalysisPage } from "./pages/rule-analysis.ts";
 import { rulesPage } from "./pages/rules.ts";
 import { sessionsPage } from "./pages/sessions.ts";
 import { onStatus, type PageCtx, refreshStatus } from "./state.ts";
@@ -25,6 +26,7 @@ const PAGES: Array<{ id: string; title: string; render: Page }> = [
   { id: "findings", title: "Findings", render: findingsPage },
   { id: "sessions", title: "Sessions", render: sessionsPage },
   { id: "rules", title: "Rules", render: rulesPage },
+  { id: "rule-analysis", title: "Rule analysis", render: ruleAnalysisPage },
   { id: "allowlists", title: "Allowlists", render: allowlistsPage },
   { id: "pipeline", title: "Pipeline & settings", render: pipelinePage },
   { id: "audit", title: "Audit & logs", render: auditPage },

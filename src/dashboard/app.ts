@@ -9,9 +9,11 @@ import type { Ctx } from "./context.ts";
 import { ApiError, errorResponse, SECURITY_HEADERS } from "./http.ts";
 import { LiveHub } from "./live.ts";
 import { recordRoutes } from "./routes/records.ts";
+import { ruleAnalysisRoutes } from "./routes/rule-analysis.ts";
 import { ruleRoutes } from "./routes/rules.ts";
 import { settingsRoutes } from "./routes/settings.ts";
 import { systemRoutes } from "./routes/system.ts";
+import { RuleAnalysis } from "./rule-analysis.ts";
 import { Guard } from "./security.ts";
 
 export interface AppOptions {
@@ -30,7 +32,7 @@ export function createApp(rt: Runtime, store: Store, opts: AppOptions) {
   });
   guard.warm();
   const hub = new LiveHub(rt.bus, store, { heartbeatMs: opts.heartbeatMs, pollMs: opts.pollMs });
-  const ctx: Ctx = { rt, store, guard, hub, port: opts.port };
+  const ctx: Ctx = { rt, store, guard, hub, analysis: new RuleAnalysis(store), port: opts.port };
 
   const app = new Elysia();
   app.onRequest(({ request }) => {
@@ -69,6 +71,7 @@ export function createApp(rt: Runtime, store: Store, opts: AppOptions) {
   systemRoutes(app as unknown as Elysia, ctx);
   recordRoutes(app as unknown as Elysia, ctx);
   ruleRoutes(app as unknown as Elysia, ctx);
+  ruleAnalysisRoutes(app as unknown as Elysia, ctx);
   settingsRoutes(app as unknown as Elysia, ctx);
 
   return { app, guard, hub };

@@ -2,6 +2,7 @@
 import type { Runtime } from "../core/runtime.ts";
 import type { Store } from "../store/index.ts";
 import type { LiveHub } from "./live.ts";
+import type { RuleAnalysis } from "./rule-analysis.ts";
 import type { Guard } from "./security.ts";
 
 export interface Ctx {
@@ -9,6 +10,8 @@ export interface Ctx {
   store: Store;
   guard: Guard;
   hub: LiveHub;
+  /** The rule analysis run (one per dashboard). */
+  analysis: RuleAnalysis;
   /** The dashboard's own port (known after binding). */
   port: () => number;
 }

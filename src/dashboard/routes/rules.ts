@@ -1,7 +1,7 @@
 /**
  * Rules (SPEC §4 Rules, §7): list with every filter, create, get, update, delete (dashboard rules
- * only), clone, bulk-update (≤500 names, one transaction, failures per name), stats, and the
- * analysis endpoints, which answer `{available:false}` (no overlap-analysis library is shipped).
+ * only), clone, bulk-update (≤500 names, one transaction, failures per name) and stats; the analysis
+ * endpoints are in rule-analysis.ts.
  * Every change takes effect on the next request (`rt.rulesChanged()`).
  */
 import type { Elysia } from "elysia";
@@ -108,24 +108,6 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   });
 
   app.get("/api/v1/rules/stats", () => store.rules.stats());
-
-  app.get("/api/v1/rules/analysis", () => ({ available: false }));
-  app.get("/api/v1/rules/analysis/status", () => ({
-    available: false,
-    running: false,
-    phase: "unavailable",
-    progress: "",
-    log: [],
-  }));
-  const unavailable = () => {
-    throw new ApiError(
-      409,
-      "analysis_unavailable",
-      "rule analysis needs an optional library that is not installed",
-    );
-  };
-  app.post("/api/v1/rules/analysis", unavailable);
-  app.post("/api/v1/rules/analysis/dismiss", unavailable);
 
   const ruleOr404 = (name: string) => {
     const r = store.rules.get(name);
