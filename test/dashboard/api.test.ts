@@ -754,7 +754,10 @@ describe("rules", () => {
     expect(s.body.by_tier.community).toBe(4);
     // Before a run: nothing cached (the run itself: test/dashboard/rule-analysis.test.ts).
     expect((await env.json("GET", "/api/v1/rules/analysis")).body.available).toBe(false);
-    expect((await env.json("GET", "/api/v1/rules/analysis/status")).body).toMatchObject({ running: false, phase: "idle" });
+    expect((await env.json("GET", "/api/v1/rules/analysis/status")).body).toMatchObject({
+      running: false,
+      phase: "idle",
+    });
   });
 });
 
