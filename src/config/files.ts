@@ -208,6 +208,8 @@ export function defaults(): Config {
       max_file_bytes: 10485760,
       max_files: 5,
     },
+    extensions: [],
+    extension_timeout_ms: 500,
     tracing: {
       enabled: false,
       endpoint: null,

@@ -194,6 +194,10 @@ export const configSchema = z.object({
       max_files: int(1, 100, 5),
     })
     .prefault({}),
+  /** Plugin files (TypeScript or JavaScript), relative to the config directory; see docs/extensions.md. */
+  extensions: stringList,
+  /** How long an extension hook that decides (pre_request, evaluate) may take before it is ignored. */
+  extension_timeout_ms: int(1, 60_000, 500),
   /** Spans of proxied requests over OTLP/HTTP; off unless enabled. */
   tracing: z
     .object({

@@ -26,6 +26,8 @@ export interface ScanRequest {
   select?: readonly (readonly (string | number)[])[];
   session: SessionContext;
   transport: Transport;
+  /** The request id (`req-<n>`) or WebSocket connection id, when the caller has one. */
+  id?: string;
 }
 
 export interface Verdict {

@@ -44,4 +44,12 @@ export interface Runtime {
   contentHash(value: string): string;
   /** Where the proxy actually listens. */
   proxyAddress(): { host: string; port: number };
+  /** Clients that extensions add to the catalog. */
+  extensionClients(): {
+    id: string;
+    display_name: string;
+    setup: string;
+    website?: string;
+    ua_prefixes?: string[];
+  }[];
 }

@@ -35,6 +35,8 @@ export class Metrics {
   activeRequests = 0;
   /** The audit trail's counts, when this process keeps one. */
   audit: () => AuditCounts | null = () => null;
+  /** The extensions' gauges and fault counter, as Prometheus text ("" when none). */
+  extensions: () => string = () => "";
   readonly requestsByAction = new Map<string, number>(REQUEST_ACTIONS.map((a) => [a, 0]));
   bytesScanned = 0;
   readonly findingsByType = new Map<string, number>();
@@ -112,6 +114,8 @@ export class Metrics {
     head("scan_duration_seconds", "summary", "Time spent scanning request bodies.");
     out.push(`sluice_scan_duration_seconds_sum ${this.scanSeconds}`);
     out.push(`sluice_scan_duration_seconds_count ${this.scanCount}`);
+    const extensions = this.extensions();
+    if (extensions) out.push(extensions.trimEnd());
     const audit = this.audit();
     if (audit) {
       head("audit_lines_written_total", "counter", "Lines appended to the JSONL audit trail.");

@@ -1,17 +1,20 @@
 /**
  * Findings sluice records about itself rather than about content: `scan_error` (a payload went out
- * unscanned because scanning failed) and `mode_changed` (scanning was switched off). Every place
+ * unscanned because scanning failed), `mode_changed` (scanning was switched off) and
+ * `extension_block` (a plugin's `pre_request` refused a payload; its action is then `block`). Every place
  * that records one builds it here, so they look the same wherever they come from.
  */
 import type { Finding, Severity } from "../core/types.ts";
 
-export type SystemFindingType = "scan_error" | "mode_changed";
+export type SystemFindingType = "scan_error" | "mode_changed" | "extension_block";
 
 const SEVERITY: Record<SystemFindingType, Severity> = {
   // Something may have left the machine unscanned.
   scan_error: "critical",
   // Nothing is scanned from now on, by someone's choice.
   mode_changed: "warning",
+  // A plugin the user configured refused a payload before it was scanned.
+  extension_block: "high",
 };
 
 /**

@@ -448,6 +448,7 @@ export class ProxyServer {
         json,
         session,
         transport: "http",
+        id: requestId,
       };
       const scanStart = performance.now();
       verdict = await scanGuarded(
@@ -729,6 +730,7 @@ export class ProxyServer {
             json,
             session: d.session,
             transport: "websocket",
+            id: requestId,
           },
           requestId,
         );

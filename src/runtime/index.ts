@@ -30,6 +30,7 @@ import type { ProxyMode, ReloadResult, Runtime } from "../core/runtime.ts";
 import { blankSession, type RuleDef } from "../core/types.ts";
 import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
+import { ExtensionHost } from "../extensions/host.ts";
 import { Metrics } from "../metrics/index.ts";
 import { installationKey } from "../policy/hmac-key.ts";
 import { contentHash } from "../policy/mask.ts";
@@ -94,6 +95,8 @@ export class SluiceRuntime implements Runtime {
   #tls: UpstreamTls;
   #pool: HostPool;
   #hook: RequestHook;
+  /** The plugins of `extensions`, around the hook and on the bus. */
+  readonly extensions: ExtensionHost;
   #tracing: Tracing | null = null;
   #tracingGeneration = 0;
   #dashboard: DashboardHandle | null = null;
@@ -158,22 +161,35 @@ export class SluiceRuntime implements Runtime {
       hmacKey,
     });
     this.#hook = opts.hook ?? pipeline.hook;
+    this.extensions = new ExtensionHost({
+      log: this.log,
+      bus: this.bus,
+      timeoutMs: () => this.#config.extension_timeout_ms,
+      rules: () => this.rules(),
+      rulesVersion: () => this.rulesVersion(),
+    });
+    this.metrics.extensions = () => this.extensions.metricsText();
+    const hooked = this.extensions.wrap(() => this.#hook);
     this.proxy = new ProxyServer({
       config: () => this.#config,
       mode: () => this.#mode,
-      hook: () => this.#hook,
+      hook: () => hooked,
       bus: this.bus,
       log: this.log,
       metrics: this.metrics,
       tls: () => this.#tls,
       pool: () => this.#pool,
       hmacKey,
-      health: () => ({
-        status: "ok",
-        version: versionLabel(),
-        uptime: (Date.now() - this.startedAt.getTime()) / 1000,
-        requests: this.metrics.totalRequests,
-      }),
+      health: () => {
+        const extensions = this.extensions.health();
+        return {
+          status: "ok",
+          version: versionLabel(),
+          uptime: (Date.now() - this.startedAt.getTime()) / 1000,
+          requests: this.metrics.totalRequests,
+          ...(extensions ? { extensions } : {}),
+        };
+      },
       tracing: () => this.#tracing,
     });
   }
@@ -189,6 +205,7 @@ export class SluiceRuntime implements Runtime {
   async #startup(): Promise<void> {
     const cfg = this.#config;
     this.#tracing = await this.#startTracing(cfg);
+    await this.extensions.load(cfg.extensions, this.configDir);
     const useDefaults = !this.opts.noDefaultRules && cfg.rules.auto_import;
     try {
       if (useDefaults) {
@@ -403,6 +420,8 @@ export class SluiceRuntime implements Runtime {
   #apply(prev: Config, next: Config): void {
     this.log.level = next.logging.level;
     this.log.format = next.logging.format;
+    // Plugins are imported again on every reload, so that an edited plugin file takes effect.
+    void this.extensions.load(next.extensions, this.configDir);
     if (JSON.stringify(prev.tracing) !== JSON.stringify(next.tracing)) {
       // Spans already made are exported by the old exporter while the new one starts.
       const old = this.#tracing;
@@ -488,6 +507,10 @@ export class SluiceRuntime implements Runtime {
   /** The upstream connection pool (slots, reuse, warm connections). */
   get pool(): HostPool {
     return this.#pool;
+  }
+
+  extensionClients() {
+    return this.extensions.clients();
   }
 
   proxyAddress(): { host: string; port: number } {

@@ -104,6 +104,7 @@ export function makeRuntime(
       by_action: {},
     }),
     proxyAddress: () => ({ host: "127.0.0.1", port: 18080 }),
+    extensionClients: () => [],
     contentHash: (value) => contentHash(value, TEST_HMAC_KEY),
   };
   return rt;

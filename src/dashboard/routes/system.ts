@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import type { Elysia } from "elysia";
 import { buildId, buildInfo, STANDALONE, VERSION } from "../../core/build-info.ts";
 import { sanitizeLine } from "../../core/log.ts";
-import { clientCatalog, matchClient } from "../clients.ts";
+import { type ClientEntry, clientCatalog, matchClient } from "../clients.ts";
 import type { Ctx } from "../context.ts";
 import { objectBody, SECURITY_HEADERS } from "../http.ts";
 
@@ -41,7 +41,25 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
   app.get("/api/v1/clients", () => {
     const addr = rt.proxyAddress();
     const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
-    const catalog = clientCatalog(`http://${host}:${addr.port}`);
+    const catalog = [
+      ...clientCatalog(`http://${host}:${addr.port}`),
+      ...rt.extensionClients().map(
+        (c): ClientEntry => ({
+          id: c.id,
+          display_name: c.display_name,
+          category: "cli",
+          provider: "multiple",
+          ua_prefixes: c.ua_prefixes ?? [],
+          proxy_config: {
+            config_type: "env",
+            setup_instructions: c.setup,
+            env_var: null,
+            setup_cmd: c.setup,
+          },
+          website: c.website ?? "",
+        }),
+      ),
+    ];
     const seen = new Map<string, string>();
     let rows: { client: string; last_seen: string }[] = [];
     try {
