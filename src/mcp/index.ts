@@ -10,6 +10,7 @@ import type { RequestHook } from "../core/hook.ts";
 import { type Level, Logger } from "../core/log.ts";
 import { type Action, blankSession, type RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
+import { ExtensionHost } from "../extensions/host.ts";
 import { installationKey } from "../policy/hmac-key.ts";
 import { createPipeline } from "../policy/pipeline.ts";
 import type { Store } from "../store/index.ts";
@@ -129,6 +130,8 @@ class McpRun {
   rules: RuleDef[];
   rulesVersion = 1;
   readonly hook: RequestHook;
+  /** The plugins of `extensions`, around the hook as in `sluice serve`. */
+  readonly extensions: ExtensionHost;
   readonly serverId: string;
   readonly baselines: BaselineStore;
   readonly tls: UpstreamTls;
@@ -147,12 +150,20 @@ class McpRun {
     this.config = config;
     this.rules = rulesFor(config, store);
     // Built lazily: rules compile on the first message, and a fault there fails open with a scan_error.
-    this.hook = createPipeline({
+    const scan = createPipeline({
       config: () => this.config,
       rules: () => this.rules,
       rulesVersion: () => this.rulesVersion,
       hmacKey: installationKey(configDir, (m) => log.warn(m)),
     }).hook;
+    this.extensions = new ExtensionHost({
+      log,
+      bus,
+      timeoutMs: () => this.config.extension_timeout_ms,
+      rules: () => this.rules,
+      rulesVersion: () => this.rulesVersion,
+    });
+    this.hook = this.extensions.wrap(() => scan);
     this.#passthrough = config.proxy.mode === "passthrough";
     this.tls = upstreamTls(config);
     this.serverId = serverIdFor(mode, o.name);
@@ -171,7 +182,9 @@ class McpRun {
     for (const w of loaded.warnings) log.warn(w);
     const bus = new Bus();
     const store = o.store ? await openStoreMaybe(loaded.configDir, bus, log) : null;
-    return new McpRun(o, mode, loaded.configDir, log, bus, store, config);
+    const run = new McpRun(o, mode, loaded.configDir, log, bus, store, config);
+    await run.extensions.load(config.extensions, loaded.configDir);
+    return run;
   }
 
   /** Reload the configuration and rules (SIGHUP): swapped whole, or the old kept and the reason logged. */
@@ -180,6 +193,7 @@ class McpRun {
       this.config = withAction(loadConfig({ configPath: this.o.configPath }).config, this.o.action);
       this.rules = rulesFor(this.config, this.store);
       this.rulesVersion++;
+      void this.extensions.load(this.config.extensions, this.configDir);
       this.log.warn("configuration reloaded (SIGHUP)");
     } catch (err) {
       this.log.error(`configuration not reloaded, keeping the old one: ${(err as Error).message}`);

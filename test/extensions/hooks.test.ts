@@ -13,6 +13,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { hostBinaries } from "../helpers/binaries.ts";
 import { type InProcessSluice, spawnSluice, startSluice } from "../helpers/sluice.ts";
 import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { fixture, sdkOverSluice, tempHome } from "../mcp/helpers.ts";
 
 type Entry = [string, ...unknown[]];
 const LOG_KEY = "__sluiceHookLog";
@@ -310,12 +311,44 @@ test("the example plugin of docs/extensions sends findings to a collector, maske
       provider: "anthropic",
     });
     expect(JSON.stringify(lines)).not.toContain(GH.slice(4));
-    const health = (await (await fetch(`${s.proxyUrl}/health`)).json()) as {
-      extensions: { siem: { sent: number } };
-    };
-    expect(health.extensions.siem.sent).toBeGreaterThanOrEqual(1);
+    // The collector answered; the plugin counts the batch once it has read that answer.
+    let sent = 0;
+    for (let i = 0; i < 200 && sent === 0; i++) {
+      const health = (await (await fetch(`${s.proxyUrl}/health`)).json()) as {
+        extensions: { siem: { sent: number } };
+      };
+      sent = health.extensions.siem.sent;
+    }
+    expect(sent).toBeGreaterThanOrEqual(1);
   } finally {
     delete process.env.SLUICE_SIEM_URL;
     collector.stop(true);
   }
+});
+
+test("sluice mcp runs the plugins too: evaluate blocks a tool call policy only alerted on", async () => {
+  const home = tempHome({
+    custom_rules: [
+      { name: "test-token", pattern: "sluicetest_[a-f0-9]{16}", severity: "high", action: "alert" },
+    ],
+    extensions: ["./strict.ts"],
+  });
+  writeFileSync(
+    join(home, "strict.ts"),
+    `export default { name: "strict", evaluate(payload, outcome) { if (payload.transport === "mcp" && outcome.action === "alert") return "block"; } };`,
+  );
+  const rec = join(home, "received.jsonl");
+  {
+    await using s = await sdkOverSluice(["--", "bun", fixture("recording-server.ts"), rec], { home });
+    const err = await s.client
+      .callTool({ name: "echo", arguments: { message: "sluicetest_4f9a1c2e8b7d6a5f" } })
+      .then(
+        () => null,
+        (e: Error) => e,
+      );
+    expect(err?.message).toContain("sluice blocked tools/call echo");
+    const ok = await s.client.callTool({ name: "echo", arguments: { message: "clean" } });
+    expect((ok.content as { text: string }[])[0]!.text).toBe("clean");
+  }
+  expect(await Bun.file(rec).text()).not.toContain("sluicetest_4f9a1c2e8b7d6a5f");
 });
