@@ -48,18 +48,25 @@ export function runWindow(st: ScanState, ri: number, from: number, to: number, p
   const ws = Math.max(0, from, st.lastEnd[ri]!);
   const we = Math.min(text.length, to);
   if (we <= ws) return;
-  const sub = ws === 0 && we === text.length ? text : text.slice(ws, we);
+  // The window's text starts LOOKBEHIND characters early and the search at the window: a pattern's
+  // lookbehind (`(?<![\w.])`, `(?<!version=)`) sees what really precedes a match at the window's
+  // start, not the start of a string.
+  const lb = Math.max(0, ws - LOOKBEHIND);
+  const sub = lb === 0 && we === text.length ? text : text.slice(lb, we);
   const re = rule.re;
-  re.lastIndex = 0;
+  re.lastIndex = ws - lb;
   let m: RegExpExecArray | null;
   while ((m = re.exec(sub)) !== null) {
     if (m[0].length === 0) {
       re.lastIndex++;
       continue;
     }
-    if (!record(st, ri, rule, m, ws)) return;
+    if (!record(st, ri, rule, m, lb)) return;
   }
 }
+
+/** How far before a window a pattern's lookbehind may look (the email rule's reaches 259). */
+const LOOKBEHIND = 260;
 
 export function accept(
   st: ScanState,

@@ -180,6 +180,14 @@ export function negatives(): Negative[] {
       text: "process.env.PORT, import.meta.env.VITE_URL, ~/.ssh/id_rsa.pub, README.pem.md, .env.example, cert.pem.txt",
     },
     {
+      kind: "file names in prose (coding tools' own instructions)",
+      text: [
+        'prefer adding specific files by name rather than using "git add -A", which can accidentally include sensitive files (.env, credentials) or large binaries',
+        "Do not commit files that likely contain secrets (.env, credentials.json, etc). Warn the user if they specifically request to commit those files",
+        "Never print the contents of id_rsa or .netrc files; certificates come as server.pem or client.p12 files.",
+      ].join("\n"),
+    },
+    {
       kind: "documentation values",
       text: [
         "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",

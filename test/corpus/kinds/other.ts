@@ -124,7 +124,7 @@ export const OTHER: Kind[] = [
     "env_file",
     "env file",
     "ENV_FILE",
-    (g) => `${g.pick(["backend/", "/srv/app/", ""])}.env${g.pick(["", ".production", ".local"])}`,
+    (g) => `${g.pick(["backend/", "/srv/app/", "./"])}.env${g.pick(["", ".production", ".local"])}`,
   ),
   prop("credential_file", "credential file", "KEY_PATH", (g) =>
     g.pick([
