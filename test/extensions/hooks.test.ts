@@ -104,7 +104,13 @@ describe("a recording plugin", () => {
     dir = pluginDir({ "recorder.ts": RECORDER });
     s = await startSluice({
       upstream: up.url,
-      config: { extensions: [join(dir, "recorder.ts")], detectors: { pii: { action: "alert" } } },
+      config: {
+        extensions: [join(dir, "recorder.ts")],
+        detectors: { pii: { action: "alert" } },
+        custom_rules: [
+          { name: "acme_secret", pattern: "acme_[a-z]{12}", severity: "high", action: "redact" },
+        ],
+      },
     });
   });
   afterAll(async () => {
@@ -149,6 +155,16 @@ describe("a recording plugin", () => {
     expect(calls("post_scan").at(-1)![1]).toBe("block");
     expect(calls("rule_metrics").at(-1)![1]).toEqual({ us_ssn: 1 });
     expect(JSON.stringify(log())).not.toContain(SSN);
+  });
+
+  test("redact is told which findings were replaced, never their values", async () => {
+    const before = up.requests.length;
+    await ask(s, "deploy with acme_abcdefghijkl please");
+    const sent = new TextDecoder().decode(up.requests.slice(before).at(-1)!.body);
+    expect(sent).not.toContain("acme_abcdefghijkl");
+    expect(calls("redact").at(-1)![1]).toEqual(["acme_secret"]);
+    expect(calls("post_scan").at(-1)![1]).toBe("redact");
+    expect(JSON.stringify(log())).not.toContain("acme_abcdefghijkl");
   });
 
   test("pre_request refuses a payload with its reason, before any scan", async () => {
