@@ -73,7 +73,8 @@ export type Login = (typeof LOGINS)[number];
  * Why sluice could not read traffic of a client, counted per client so that it is never silent:
  * `non_json` (a body that is not JSON), `encoded` (a content coding sluice cannot undo),
  * `unknown_shape` (JSON, but not the conversation shape of its endpoint), `unknown_provider`
- * (answered 400, not forwarded), `too_large` (over `proxy.max_body_size`, forwarded unscanned),
+ * (answered 400, not forwarded), `too_large` (a compressed body that decodes past
+ * `proxy.max_body_size`, in passthrough mode; in active mode it is refused with 413),
  * `bypass` (the back end told the client to send its conversation elsewhere, around sluice).
  */
 export const UNSCANNED_REASONS = [

@@ -39,6 +39,7 @@ import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { watchCodexRouting } from "./routing-watch.ts";
 import { scanGuarded } from "./scan.ts";
 import { loginMode, sessionContext } from "./session.ts";
+import { LengthMismatch, StreamBlocked, type StreamScan, scanStreaming } from "./stream-scan.ts";
 import { bridge, clientClosed, connectUpstream, tunnelData, upgradeClient, type WsTunnel } from "./ws.ts";
 import { checkWsTarget } from "./ws-target.ts";
 
@@ -375,34 +376,51 @@ export class ProxyServer {
       };
     }
     let body: Uint8Array | ReadableStream<Uint8Array> | null = null;
-    let skipped: string | undefined;
+    // A body over the scan limit (declared, or found while reading a chunked one) is scanned as it
+    // streams (stream-scan.ts) rather than buffered whole.
+    let oversize: ReadableStream<Uint8Array> | null = null;
     if (req.body && Number.isFinite(declared) && declared > cfg.proxy.max_body_size) {
-      body = req.body;
-      skipped = `body of ${declared} bytes is larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
-      log.warn(`not scanning ${shownPath}: ${skipped}`, { request_id: requestId });
+      oversize = req.body;
     } else if (req.body && Number.isFinite(declared)) {
       body = new Uint8Array(await req.arrayBuffer());
     } else if (req.body) {
-      // No Content-Length (chunked): buffer up to the scan limit, then stream the rest unscanned.
       const read = await bufferUpTo(req.body, cfg.proxy.max_body_size);
-      body = read.bytes ?? read.stream!;
-      if (read.stream) {
-        skipped = `chunked body larger than proxy.max_body_size (${cfg.proxy.max_body_size})`;
-        log.warn(`not scanning ${shownPath}: ${skipped}`, { request_id: requestId });
-      }
+      if (read.bytes) body = read.bytes;
+      else oversize = read.stream!;
     }
+    if (oversize && mode === "active" && req.headers.has("content-encoding")) {
+      this.#aborts.delete(abort);
+      void oversize.cancel().catch(() => {});
+      return {
+        response: providerError(
+          provider,
+          413,
+          `sluice: a compressed body larger than proxy.max_body_size (${cfg.proxy.max_body_size} bytes) cannot be scanned, so it is not forwarded`,
+          "bad_request",
+        ),
+        done: Promise.resolve(),
+      };
+    }
+    if (oversize && mode !== "active") body = oversize;
     const bytes = body instanceof Uint8Array ? body : null;
-    let unscanned: UnscannedReason | null = skipped ? "too_large" : null;
-    let unscannedDetail = skipped ?? "";
+    let unscanned: UnscannedReason | null = null;
+    let unscannedDetail = "";
     // What is scanned: the body with its Content-Encoding undone (Codex sends zstd), or, when that
     // fails, the raw bytes as text; what is forwarded stays the client's bytes unless redacted.
-    let scanBytes = bytes && !skipped ? bytes : null;
+    let scanBytes = bytes;
     let codings: string[] = [];
     if (scanBytes && scanBytes.byteLength > 0 && req.headers.has("content-encoding")) {
       const decoded = decodeBody(scanBytes, req.headers.get("content-encoding"), cfg.proxy.max_body_size);
       if (decoded.ok) {
         scanBytes = decoded.bytes;
         codings = decoded.codings;
+      } else if (decoded.reason === "too_large" && mode === "active") {
+        // A small body that inflates past the scan limit (a zip bomb, or just a very large body).
+        this.#aborts.delete(abort);
+        return {
+          response: providerError(provider, 413, `sluice: ${decoded.error}; not forwarded`, "bad_request"),
+          done: Promise.resolve(),
+        };
       } else {
         unscanned = decoded.reason;
         unscannedDetail = decoded.error;
@@ -438,6 +456,16 @@ export class ProxyServer {
       this.#noteUnscanned(session, unscanned, `${req.method} ${shownPath}: ${unscannedDetail}`, requestId);
 
     let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
+    let streamed: StreamScan | null = null;
+    if (oversize && mode === "active") {
+      const scanDeps = { hook: this.deps.hook(), bus: this.deps.bus, log, metrics: this.deps.metrics };
+      const base = { provider, method: req.method, path: pathAndQuery, headers: req.headers, session };
+      const length = Number.isFinite(declared) ? declared : null;
+      streamed = scanStreaming(oversize, [], length, cfg.proxy.max_body_size, (window) =>
+        scanGuarded(scanDeps, { ...base, body: window, transport: "http", id: requestId }, requestId),
+      );
+      body = streamed.body;
+    }
     if (mode === "active" && scanBytes) {
       const scanReq: ScanRequest = {
         provider,
@@ -465,7 +493,7 @@ export class ProxyServer {
         // rebuild the encoded body with the match replaced, so it does not leave at all.
         verdict = { ...verdict, action: "block", body: undefined };
     }
-    const action: Action = verdict.action;
+    let action: Action = verdict.action;
     const login = loginMode(provider, req.headers, url.search);
     const record = (status: number | null, error: string | null) => {
       this.#aborts.delete(abort);
@@ -522,6 +550,30 @@ export class ProxyServer {
       pool: this.deps.pool(),
       log,
     });
+    if (streamed) {
+      // The body went upstream window by window; what its scan found is known now.
+      verdict = streamed.verdict();
+      action = verdict.action;
+      const stop = streamed.stopped();
+      if (stop instanceof StreamBlocked) {
+        upstreamEnded?.(null, "body stopped by a block");
+        const notice = blockNotice("this request", stop.verdict.findings);
+        log.warn(`blocked ${req.method} ${url.pathname} while its body streamed: ${notice.found}`, {
+          request_id: requestId,
+          session_id: session.session_id,
+        });
+        record(403, null);
+        return { response: blockedResponse(provider, notice), done: Promise.resolve() };
+      }
+      if (stop instanceof LengthMismatch) {
+        upstreamEnded?.(null, stop.message);
+        record(400, stop.message);
+        return {
+          response: providerError(provider, 400, `sluice: ${stop.message}; not forwarded`, "bad_request"),
+          done: Promise.resolve(),
+        };
+      }
+    }
     // Codex learns where to send its conversation from its account check: an origin there is a
     // route around sluice, and is said so.
     const routing =
