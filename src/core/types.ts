@@ -98,6 +98,7 @@ export const VALIDATORS = [
   "base58check_wif",
   "base58check_xprv",
   "secp256k1_key",
+  "random_secret",
 ] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];
 

@@ -3,6 +3,7 @@
  * Each takes the matched value as it appears in the text and returns true when it is a real one.
  */
 import type { ValidatorName } from "../core/types.ts";
+import { looksRandom } from "./entropy.ts";
 import { base58CheckWif, base58CheckXprv, bip39Checksum, secp256k1Key } from "./wallet-keys.ts";
 
 /** Card numbers published by payment processors for testing; never a real customer's card. */
@@ -279,4 +280,5 @@ export const VALIDATOR_FNS: Record<ValidatorName, (value: string) => boolean> = 
   base58check_wif: base58CheckWif,
   base58check_xprv: base58CheckXprv,
   secp256k1_key: secp256k1Key,
+  random_secret: looksRandom,
 };

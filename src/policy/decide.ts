@@ -87,10 +87,16 @@ interface Ranked {
   resolved: ResolvedAction;
 }
 
-/** Whether `a` beats `b` at one place: the stronger action, then the higher severity, then the longer match. */
+/**
+ * Whether `a` beats `b` at one place: the stronger action, then a rule that names the kind of value
+ * over a generic one (a Bugsnag key stays a Bugsnag key when it is also assigned to `api_key`), then
+ * the higher severity, then the longer match.
+ */
 function beats(a: Ranked, b: Ranked): boolean {
   const byAction = ACTION_RANK[a.resolved.action] - ACTION_RANK[b.resolved.action];
   if (byAction !== 0) return byAction > 0;
+  const byKind = Number(b.m.rule.tags.includes("generic")) - Number(a.m.rule.tags.includes("generic"));
+  if (byKind !== 0) return byKind > 0;
   const bySeverity = SEVERITY_RANK[a.m.rule.severity] - SEVERITY_RANK[b.m.rule.severity];
   if (bySeverity !== 0) return bySeverity > 0;
   return a.m.end - a.m.start > b.m.end - b.m.start;

@@ -7,7 +7,7 @@ import { tempDir } from "../scan/_git.ts";
 // Subprocesses and git on a loaded machine: give each test room.
 setDefaultTimeout(30_000);
 
-const AWS = "AKIAIOSFODNN7EXAMPLE";
+const AWS = "AKIAIOSFODNN7EXAMPLQ";
 const ANT = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345";
 const GEMINI = "AIzaSyA1234567890abcdefghijklmnopqrstu";
 const HASH = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";

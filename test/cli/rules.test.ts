@@ -29,7 +29,7 @@ const GOOD = `rules:
     action: block
     tags: [cloud, aws]
     description: AWS access key id
-    examples: ["key AKIAIOSFODNN7EXAMPLE"]
+    examples: ["key AKIAIOSFODNN7EXAMPLQ"]
     negative_examples: ["AKIA-not-a-key"]
   - name: case-insensitive
     pattern: "(?i)internal-only"
@@ -199,7 +199,7 @@ describe("sluice rules list / export / import", () => {
     expect(y.code).toBe(0);
     const exported = parse(readFileSync(join(t.dir, "out.yaml"), "utf8"));
     expect(exported.rules.map((x: { name: string }) => x.name)).toEqual(["test-aws"]);
-    expect(exported.rules[0].examples).toEqual(["key AKIAIOSFODNN7EXAMPLE"]);
+    expect(exported.rules[0].examples).toEqual(["key AKIAIOSFODNN7EXAMPLQ"]);
     const j = await sluice(["rules", "export", "--out", "out.json"], { cwd: t.dir, home: t.home });
     expect(j.code).toBe(0);
     expect(JSON.parse(readFileSync(join(t.dir, "out.json"), "utf8")).rules.length).toBe(2);

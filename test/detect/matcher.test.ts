@@ -23,7 +23,7 @@ const ENC: EncodingOptions = {
   max_decoded_length: 10000,
 };
 // Test values are assembled at run time so no credential-shaped literal sits in the source.
-const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
+const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 const GH = ["ghp", "_", "EXAMPLE0fake1Key2For3Tests4Only5sluz"].join("");
 
 const rule = (over: Partial<RuleDef>): RuleDef => ({
@@ -108,7 +108,7 @@ describe("matching", () => {
     expect(text.slice(db.start, db.end)).toBe("Xk9mQ2vL7pR4tY8");
   });
   test("keywords must be near: an AWS secret key needs an AWS keyword", () => {
-    const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    const secret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEQ";
     expect(names(`value ${secret}`)).not.toContain("aws_secret_access_key");
     expect(names(`aws_secret_access_key=${secret}`)).toContain("aws_secret_access_key");
     expect(names(`${AWS_ID} ${secret}`)).toContain("aws_secret_access_key");
@@ -116,7 +116,16 @@ describe("matching", () => {
       "aws_secret_access_key",
     );
   });
-  test("entropy: only values above 4.5 bits per character assigned to secret-like keys", () => {
+  test("randomness judged against the length: short passwords count, identifiers and hex digests do not", () => {
+    expect(names('DB_PASSWORD="Tq7#vR2m!pL9"')).toContain("generic_secret_assignment");
+    expect(names('password = "MyDatabasePassword1"')).not.toContain("generic_secret_assignment");
+    expect(names("token: this.options.accessTokenValue")).not.toContain("generic_secret_assignment");
+    expect(names('setProperty("API_TOKEN", "k9Tz2QmX4vLp8RwN")')).toContain("generic_secret_assignment");
+    for (const v of ["your-api-key-here", "changeme", "<token>", "process.env.API_TOKEN", "xxxx1234xxxx5678"])
+      expect({ v, found: names(`api_token = "${v}"`) }).toEqual({ v, found: [] });
+    expect(names(`aws_access_key_id = ${["AKIA", "IOSFODNN7", "EXAMPLE"].join("")}`)).toEqual([]);
+  });
+  test("entropy: values assigned to secret-like keys must look random", () => {
     expect(shannonEntropy("aaaa")).toBe(0);
     expect(shannonEntropy("abcd")).toBe(2);
     expect(names('password = "Zx9vQ2mL7pR4tY8uW1eK5sN3bH6jC0dF"')).toContain("generic_secret_assignment");
@@ -216,7 +225,7 @@ describe("decoding", () => {
 describe("segment bounds", () => {
   test("windows, keywords and matches stay inside one segment", () => {
     const a = "aws_secret_access_key is below";
-    const b = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+    const b = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEQ";
     const joined = `${a}\n\u0000\n${b}`;
     const bounds = [0, a.length, a.length + 3, joined.length];
     expect(scanText(matcher, joined, { encoding: null }).map((m) => m.rule.name)).toContain(

@@ -21,7 +21,7 @@ import { SseParser } from "../../src/mcp/sse.ts";
 import { RequestTracker } from "../../src/mcp/tracker.ts";
 import { createPipeline } from "../../src/policy/pipeline.ts";
 
-const SECRET = "AKIAIOSFODNN7EXAMPLE";
+const SECRET = "AKIAIOSFODNN7EXAMPLQ";
 
 /**
  * The pipeline's hook with one rule, `aws_access_key`, that finds SECRET with `action`; it throws

@@ -15,7 +15,7 @@ import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 // Fake credentials assembled at run time (never real, never a literal in the source).
-const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
+const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 const GH = ["ghp", "_", "EXAMPLE0fake1Key2For3Tests4Only5sluz"].join("");
 const TICKET = "SLT-123456-ABCD";
 

@@ -40,7 +40,7 @@ function finding(over: Partial<Finding> = {}): Finding {
     path: "messages[0].content",
     start: 0,
     end: 20,
-    preview: "AKIA****MPLE",
+    preview: "AKIA****MPLQ",
     content_hash: "0".repeat(64),
     value_hash: null,
     decoded: null,
@@ -174,7 +174,7 @@ describe("the request-scanning hook", () => {
     const requests: string[] = [];
     s.runtime.bus.on("request", (e) => requests.push(e.action));
     const before = up.requests.length;
-    const secret = "AKIAIOSFODNN7EXAMPLE";
+    const secret = "AKIAIOSFODNN7EXAMPLQ";
     const body = JSON.stringify({ model: "m", messages: [{ role: "user", content: secret }] });
     const a = await fetch(`${s.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body });
     const o = await fetch(`${s.proxyUrl}/v1/chat/completions`, { method: "POST", headers: OAI, body });
@@ -214,7 +214,7 @@ describe("the request-scanning hook", () => {
     const res = await fetch(`${s.proxyUrl}/v1/messages`, {
       method: "POST",
       headers: ANTH,
-      body: '{"messages":[{"role":"user","content":"AKIAIOSFODNN7EXAMPLE"}]}',
+      body: '{"messages":[{"role":"user","content":"AKIAIOSFODNN7EXAMPLQ"}]}',
     });
     expect(res.status).toBe(200);
     expect(new TextDecoder().decode(up.requests.at(-1)!.body)).toBe(new TextDecoder().decode(redacted));
@@ -373,7 +373,7 @@ describe("forwarding hygiene", () => {
 
 describe("secrets stay out of logs and events", () => {
   test("a credential in the query is forwarded as is but masked in events and logs; blocked values never logged", async () => {
-    const secret = "AKIAIOSFODNN7EXAMPLE";
+    const secret = "AKIAIOSFODNN7EXAMPLQ";
     const key = "AIzaSyRAWKEYRAWKEYRAWKEY12345";
     await using s = await startSluice({
       upstream: up.url,

@@ -17,7 +17,7 @@ import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 // Fake credentials assembled at run time (never real, never a literal in the source).
-const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
+const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 const TICKET = "SLT-123456-ABCD";
 const OAUTH = ["sk-ant-oat01-", "fixture", "0".repeat(80), "-AAAAAAAA"].join("");
 

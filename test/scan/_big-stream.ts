@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { scanStream } from "../../src/scan/file.ts";
 import { AWS, regexScanner } from "./_scanner.ts";
 
-const KEY = "AKIAIOSFODNN7EXAMPLE";
+const KEY = "AKIAIOSFODNN7EXAMPLQ";
 
 /**
  * Peak resident memory of this process in bytes: VmHWM of /proc/self/status (this address space

@@ -8,7 +8,7 @@ import { AWS, regexScanner } from "./_scanner.ts";
 // Subprocesses and git on a loaded machine: give each test room.
 setDefaultTimeout(30_000);
 
-const KEY = "AKIAIOSFODNN7EXAMPLE";
+const KEY = "AKIAIOSFODNN7EXAMPLQ";
 const KEY2 = "AKIAJ7QWERTYUIOPASDF";
 
 async function scanDiff(cwd: string, ref?: string) {

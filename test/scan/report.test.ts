@@ -12,7 +12,7 @@ import { WindowScanner } from "../../src/scan/window.ts";
 import { validateSarif } from "./_sarif.ts";
 import { regexScanner, type TestRule } from "./_scanner.ts";
 
-const KEY = "AKIAIOSFODNN7EXAMPLE";
+const KEY = "AKIAIOSFODNN7EXAMPLQ";
 const RULES: TestRule[] = [
   { name: "aws", pattern: /AKIA[0-9A-Z]{16}/, action: "block", severity: "critical" },
   { name: "email", pattern: /[a-z]+@example\.com/, action: "alert", severity: "warning" },
@@ -59,7 +59,7 @@ describe("exit codes follow the strongest action", () => {
 describe("text", () => {
   test("file:line:column, severity, rule, action, masked preview; no colour when off", () => {
     const out = renderText(report({ "src/a.ts": `const k =\n  "${KEY}";\n` }), false);
-    expect(out).toBe("src/a.ts:2:4  critical  aws  block (set on the rule)  AKIA****MPLE\n");
+    expect(out).toBe("src/a.ts:2:4  critical  aws  block (set on the rule)  AKIA****MPLQ\n");
     expect(out).not.toContain(KEY);
     expect(out).not.toContain("\x1b[");
   });
@@ -119,7 +119,7 @@ describe("json", () => {
       line: 2,
       column: 1,
       end_column: 21,
-      preview: "AKIA****MPLE",
+      preview: "AKIA****MPLQ",
     });
     expect(out).not.toContain(KEY);
     expect(out).not.toContain(r.findings[0]!.content_hash);

@@ -8,7 +8,7 @@ import { gzipSync, zstdCompressSync } from "node:zlib";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
-const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLE"].join("");
+const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 
 let up: Upstream;
 let s: InProcessSluice;
