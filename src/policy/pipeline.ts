@@ -22,7 +22,7 @@ import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
 import { type MatchStats, SegmentMatcher } from "./match.ts";
-import { scanErrorFinding } from "./system-finding.ts";
+import { rawScanFinding, scanErrorFinding } from "./system-finding.ts";
 
 export interface PipelineOptions {
   /** The configuration in force (read on every payload, so reloads apply at once). */
@@ -51,6 +51,11 @@ export interface Payload {
   segments(): SegmentTexts;
   /** The payload with these edits applied; throws when one cannot be placed. Absent: report only. */
   redact?(edits: RedactEdit[]): string;
+  /**
+   * The payload as plain text, when it has a structure (JSON) that is scanned field by field: what
+   * is scanned instead when that fails.
+   */
+  raw?(): string;
 }
 
 /** What the pipeline made of a payload. */
@@ -111,6 +116,19 @@ export function bodyPayload(req: ScanRequest): Payload {
             throw new Error("a match is not inside a string of the body");
           })
         : redactText(raw(), edits),
+    raw,
+  };
+}
+
+/** A payload's raw text as one segment: what is scanned when its structure could not be. */
+function rawTextPayload(p: Payload, raw: () => string): Payload {
+  return {
+    source: p.source,
+    size: p.size,
+    scope: null,
+    where: p.where,
+    segments: () => ({ texts: [raw()], path: () => TEXT_PATH }),
+    redact: (edits) => redactText(raw(), edits),
   };
 }
 
@@ -168,6 +186,16 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     try {
       return scan(p, opts.config());
     } catch (err) {
+      // Scanning field by field failed: the raw text is scanned with the same rules instead, and
+      // what it finds is enforced. The scan_error still says what failed.
+      if (p.raw) {
+        try {
+          const r = scan(rawTextPayload(p, p.raw), opts.config());
+          return { ...r, findings: [rawScanFinding(err, p.where), ...r.findings] };
+        } catch {
+          /* the raw scan failed as well: fail open, below */
+        }
+      }
       // Fail open: a fault inside sluice must not break the user's tool. The payload goes out
       // unscanned and the scan_error says so.
       return { ...nothing(), findings: [scanErrorFinding(err, p.where)], error: messageOf(err) };

@@ -57,6 +57,16 @@ export function systemFinding(
   };
 }
 
+/** The `scan_error` of a structured scan that failed when the payload's raw text was scanned instead. */
+export function rawScanFinding(err: unknown, where: string): Finding {
+  const message = err instanceof Error ? err.message : String(err);
+  return systemFinding(
+    "scan_error",
+    where,
+    `scanning field by field failed, the raw text was scanned instead: ${message.slice(0, 300)}`,
+  );
+}
+
 /** The `scan_error` of a fault while scanning what `where` names (never the payload's content). */
 export function scanErrorFinding(err: unknown, where: string): Finding {
   const message = err instanceof Error ? err.message : String(err);

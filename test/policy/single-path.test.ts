@@ -167,5 +167,6 @@ describe("one policy setting, the same effect on every transport", () => {
       const [proxy, mcp, scan] = await Promise.all([viaProxy(config), viaMcp(config), viaScan(config)]);
       const want: Seen = c.expected === "unreported" ? "unreported/-" : `${c.expected}/${c.expected}`;
       expect({ ...proxy, mcp, scan }).toEqual({ http: want, websocket: want, mcp: want, scan: want });
-    });
+      // Each case starts an MCP subprocess and a `sluice scan` one: seconds on a busy 2-core machine.
+    }, 30_000);
 });
