@@ -3,7 +3,7 @@
  * sluice command line. One file per command under src/cli/, loaded on demand so that `sluice scan`
  * does not pay for the dashboard and `sluice mcp` does not pay for the proxy.
  */
-import { defineCommand, runCommand, runMain } from "citty";
+import { defineCommand, runCommand } from "citty";
 import pkg from "../package.json" with { type: "json" };
 import { GIT_COMMIT, STANDALONE, VERSION } from "./core/build-info.ts";
 
@@ -31,10 +31,47 @@ const main = defineCommand({
   },
 });
 
+/** Examples shown at the end of each command's help. */
+const EXAMPLES: Record<string, string[]> = {
+  "": ["sluice serve", "sluice scan --diff", "sluice mcp -- npx -y @modelcontextprotocol/server-everything"],
+  serve: [
+    "sluice serve",
+    "sluice serve --port 9090 --dashboard-port 9091",
+    "sluice serve --log-level info --format json",
+  ],
+  engine: ["sluice engine --port 8090"],
+  relay: ["sluice relay --engine http://127.0.0.1:8090 --fail-mode closed"],
+  scan: [
+    "sluice scan src/",
+    "sluice scan --diff                 # the staged changes",
+    "sluice scan --diff main..HEAD --format sarif -o sluice.sarif",
+    "git diff | sluice scan -",
+    "sluice scan . --create-baseline .sluice-baseline.json",
+  ],
+  rules: ["sluice rules list --detector secrets", "sluice rules validate my-rules.yaml"],
+  "rules list": ["sluice rules list --detector pii"],
+  "rules validate": ["sluice rules validate my-rules.yaml"],
+  "rules import": ["sluice rules import my-rules.yaml"],
+  "rules export": ["sluice rules export > rules.yaml"],
+  logs: ["sluice logs export --sanitize > audit.jsonl"],
+  "logs export": ["sluice logs export --sanitize > audit.jsonl"],
+  mcp: [
+    "sluice mcp -- npx -y @modelcontextprotocol/server-filesystem ~/work",
+    "sluice mcp --upstream https://mcp.example.com/mcp",
+    "sluice mcp --upstream https://mcp.example.com/mcp --listen :8765",
+  ],
+  version: ["sluice version"],
+};
+
+/** Usage lines that the flags alone cannot say. */
+const USAGE: Record<string, string> = {
+  mcp: "sluice mcp [options] -- <command> [args...]  |  sluice mcp --upstream <url> [--listen :<port>] [options]",
+};
+
 /**
- * citty's runMain treats `--help`/`-h` anywhere as a request for sluice's usage, even after `--`
- * (`sluice mcp -- server -h host`). Arguments after `--` belong to the wrapped command: when sluice's
- * own part has no help flag, run the command directly.
+ * Every command line: the command is found and its flags checked (`cli/_args.ts`) before it runs, so
+ * a typo is refused instead of ignored. Arguments after `--` belong to the wrapped command (`sluice
+ * mcp -- server -h host`) and are not looked at.
  */
 async function start(argv: string[]) {
   if (argv[0] === "scan") {
@@ -45,16 +82,40 @@ async function start(argv: string[]) {
       try {
         return await scan.scanCommand(args, argv.slice(1));
       } catch (err) {
-        console.error(err, "\n"); // as citty's runMain reports an unexpected error
+        console.error(err, "\n"); // an unexpected error: its stack helps the report
         process.exit(1);
       }
     }
   }
+  const { checkFlags, renderHelp, resolveCommand, UsageProblem } = await import("./cli/_args.ts");
   const dd = argv.indexOf("--");
   const own = dd === -1 ? argv : argv.slice(0, dd);
-  if (dd === -1 || own.includes("--help") || own.includes("-h")) return runMain(main, { rawArgs: argv });
+  if (own.length === 1 && (own[0] === "--version" || own[0] === "-v")) return console.log(versionString);
+  let rawArgs: string[];
   try {
-    await runCommand(main, { rawArgs: argv });
+    const r = await resolveCommand(main, own);
+    if (own.includes("--help") || own.includes("-h") || (r.path.length === 0 && own.length === 0)) {
+      const key = r.path.join(" ");
+      const tty = process.stdout.isTTY === true;
+      process.stdout.write(
+        await renderHelp(r, {
+          color: tty && !process.env.NO_COLOR,
+          width: tty ? (process.stdout.columns ?? 80) : 80,
+          examples: EXAMPLES[key] ?? [],
+          usage: USAGE[key],
+        }),
+      );
+      return;
+    }
+    const rest = await checkFlags({ ...r, rest: dd === -1 ? r.rest : [...r.rest, ...argv.slice(dd)] });
+    rawArgs = [...r.path, ...rest];
+  } catch (err) {
+    if (!(err instanceof UsageProblem)) throw err;
+    process.stderr.write(`${["sluice", ...err.path].join(" ")}: ${err.message}\n`);
+    process.exit(err.exitCode);
+  }
+  try {
+    await runCommand(main, { rawArgs });
   } catch (err) {
     console.error(`sluice: ${(err as Error).message}`);
     process.exit(1);

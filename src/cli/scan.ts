@@ -182,7 +182,9 @@ export async function scanCommand(args: ScanArgs, rawArgs: string[]): Promise<vo
           ? (await import("../scan/sarif.ts")).renderSarif(report)
           : renderText(report, color);
     if (args.output) writeFileSync(args.output, out);
-    else
+    // Nothing to write for a clean text scan; an empty Bun.write would truncate a file stdout points to
+    // (`{ echo start; sluice scan; } > ci.log` would lose "start").
+    else if (out)
       await Bun.write(Bun.stdout, out).catch((e: NodeJS.ErrnoException) => {
         if (e.code !== "EPIPE") throw e; // the reader went away (`| head`): nothing more to say to it
       });

@@ -32,6 +32,11 @@ export interface LoadOptions {
   /** Directory searched for `.sluice.yaml`; default the working directory. null disables. */
   projectDir?: string | null;
   env?: Record<string, string | undefined>;
+  /**
+   * Refuse a `custom_rules` pattern that could backtrack catastrophically (default true). Off only
+   * for `sluice rules validate`, which reports every problem of every rule with its line.
+   */
+  checkPatterns?: boolean;
 }
 
 export interface LoadedConfig {

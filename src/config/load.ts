@@ -6,6 +6,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { parseDocument } from "yaml";
 import type { z } from "zod";
+import { checkUserPattern } from "../detect/pattern.ts";
 import { ConfigError, configFiles, type LoadedConfig, type LoadOptions } from "./files.ts";
 import { type Config, configSchema } from "./schema.ts";
 
@@ -136,12 +137,19 @@ export function isLoopback(host: string): boolean {
 }
 
 /** Checks the schema cannot express: loopback bind, a readable CA bundle. */
-export function checkSemantics(config: Config): void {
+export function checkSemantics(config: Config, opts: { checkPatterns?: boolean } = {}): void {
   if (!isLoopback(config.bind)) {
     throw new ConfigError(
       `bind = ${JSON.stringify(config.bind)} is invalid: sluice listens on loopback only (127.0.0.1, ::1 or localhost)`,
       "bind",
     );
+  }
+  // The same check as `sluice rules validate` and the rules API: a pattern that could stall every
+  // request is refused where it enters, not skipped by the scanner later without a word.
+  for (const [i, rule] of opts.checkPatterns === false ? [] : config.custom_rules.entries()) {
+    const check = checkUserPattern(rule.pattern);
+    if (!check.ok)
+      throw new ConfigError(`custom_rules[${i}] (${rule.name}): ${check.error}`, `custom_rules.${i}.pattern`);
   }
   if (config.proxy.ca_bundle) {
     const certs = readCaBundle(config.proxy.ca_bundle);
@@ -199,14 +207,17 @@ export function readCaBundle(path: string): string[] {
 }
 
 /** Validate an already-merged raw object. Used by the loader and by `PUT /api/v1/config`. */
-export function validateConfig(raw: Plain): { config: Config; warnings: string[] } {
+export function validateConfig(
+  raw: Plain,
+  opts: { checkPatterns?: boolean } = {},
+): { config: Config; warnings: string[] } {
   const warnings = unknownKeys(raw).map((k) => `unknown config key "${k}" is ignored`);
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
     const msgs = parsed.error.issues.map((iss) => describeIssue(iss, raw));
     throw new ConfigError(msgs.join("; "), parsed.error.issues[0]?.path.join("."));
   }
-  checkSemantics(parsed.data);
+  checkSemantics(parsed.data, opts);
   return { config: parsed.data, warnings };
 }
 
@@ -220,7 +231,7 @@ export function loadConfig(opts: LoadOptions = {}): LoadedConfig {
   if (password) raw = mergeConfig(raw, { dashboard: { password } });
   const where = files.length ? ` (in ${files.join(", ")})` : "";
   try {
-    const { config, warnings } = validateConfig(raw);
+    const { config, warnings } = validateConfig(raw, { checkPatterns: opts.checkPatterns });
     if (!config.proxy.verify_ssl)
       warnings.push("proxy.verify_ssl is false: upstream TLS certificates are NOT verified");
     return { config, files, warnings: warnings.map((w) => w + where), configDir: dir };
@@ -271,4 +282,23 @@ export function sanitizeConfig(config: Config): Plain {
   dash.password_set = !!dash.password;
   delete dash.password;
   return copy;
+}
+
+/**
+ * Two listeners of one sluice on the same port: the proxy (`port`), the dashboard (`dashboard.port`,
+ * when enabled) and, in combined split mode, the engine (`engine.port`). Port 0 (any free port) never
+ * clashes. Returns the message naming both keys, or null.
+ */
+export function listenerClash(c: Config, opts: { combined: boolean }): string | null {
+  const ports: [string, number][] = [["port", c.port]];
+  if (c.dashboard.enabled) ports.push(["dashboard.port", c.dashboard.port]);
+  if (opts.combined) ports.push(["engine.port", c.engine.port]);
+  for (let i = 0; i < ports.length; i++)
+    for (let j = i + 1; j < ports.length; j++) {
+      const [a, pa] = ports[i]!;
+      const [b, pb] = ports[j]!;
+      if (pa !== 0 && pa === pb)
+        return `${a} and ${b} are both ${pa}: the proxy, the dashboard and the engine each need a port of their own`;
+    }
+  return null;
 }

@@ -17,6 +17,7 @@ import {
   configDir as defaultConfigDir,
   diffConfig,
   type LoadedConfig,
+  listenerClash,
   loadConfig,
   type UpstreamTls,
   upstreamTls,
@@ -204,6 +205,8 @@ export class SluiceRuntime implements Runtime {
 
   async #startup(): Promise<void> {
     const cfg = this.#config;
+    const clash = listenerClash(cfg, { combined: this.opts.enginePort !== undefined });
+    if (clash) throw new ConfigError(clash);
     this.#tracing = await this.#startTracing(cfg);
     await this.extensions.load(cfg.extensions, this.configDir);
     const useDefaults = !this.opts.noDefaultRules && cfg.rules.auto_import;
@@ -379,6 +382,8 @@ export class SluiceRuntime implements Runtime {
           env: this.opts.env,
         });
       }
+      const clash = listenerClash(this.#withOverrides(loaded.config), { combined: this.#relay !== null });
+      if (clash) throw new ConfigError(clash);
     } catch (e) {
       if (tmp) rmSync(tmp, { force: true });
       const msg = e instanceof ConfigError ? e.message.replaceAll(tmp ?? "\0", file) : String(e);

@@ -124,6 +124,7 @@ export function renderSarif(r: ScanReport): string {
         tool: {
           driver: {
             name: "sluice",
+            version: r.version,
             semanticVersion: r.version.replace(/[^0-9A-Za-z.+-].*$/, ""),
             rules,
           },

@@ -141,6 +141,8 @@ describe("sarif", () => {
     expect(validateSarif(log)).toEqual([]);
     const run = log.runs[0];
     expect(run.tool.driver.rules.map((x: { id: string }) => x.id)).toEqual(["aws", "email", "todo"]);
+    expect(run.tool.driver.version).toBe(r.version);
+    for (const rule of run.tool.driver.rules) expect(rule.help.text).not.toContain("conversation");
     expect(run.results.map((x: { level: string }) => x.level)).toEqual(["error", "error", "warning", "note"]);
     expect(run.results[0].locations[0].physicalLocation).toEqual({
       artifactLocation: { uri: "src/a%20b.ts", uriBaseId: "%SRCROOT%" },
