@@ -21,6 +21,8 @@ const main = defineCommand({
     rules: () => import("./cli/rules.ts").then((m) => m.default),
     logs: () => import("./cli/logs.ts").then((m) => m.default),
     mcp: () => import("./cli/mcp.ts").then((m) => m.default),
+    connect: () => import("./cli/connect.ts").then((m) => m.default),
+    doctor: () => import("./cli/doctor.ts").then((m) => m.default),
     version: defineCommand({
       meta: { name: "version", description: "Print version and build identity" },
       async run() {

@@ -234,6 +234,8 @@ export interface Client {
   website: string | null;
   seen: boolean;
   last_seen: string | null;
+  /** What `sluice connect <tool>` prints, for the tools it knows. */
+  connect: { tool: string; lines: string[] } | null;
 }
 
 export interface WsConnection {

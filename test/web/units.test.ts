@@ -66,6 +66,7 @@ test("setupLine prefers the catalog's command and fills in the real proxy addres
     website: null,
     seen: false,
     last_seen: null,
+    connect: null,
   };
   expect(setupLine(base, "http://127.0.0.1:9999")).toBe("export ANTHROPIC_BASE_URL=http://127.0.0.1:9999");
   const cmd = {

@@ -38,7 +38,8 @@ export async function connectPage(ctx: PageCtx) {
       "div",
       { class: "grid cols-2", id: "clients" },
       clients.map((c) => {
-        const line = setupLine(c, proxy);
+        // The lines `sluice connect` prints (every sign-in mode), else the catalog's setup line.
+        const line = c.connect ? c.connect.lines.join("\n") : setupLine(c, proxy);
         return h(
           "section",
           { class: "panel client-card", "aria-labelledby": `client-${c.id}`, dataset: { client: c.id } },
@@ -69,9 +70,15 @@ export async function connectPage(ctx: PageCtx) {
               "Copy",
             ),
           ),
-          c.proxy_config.setup_instructions && c.proxy_config.setup_instructions !== line
-            ? h("p", { class: "muted", style: "margin:8px 0 0" }, c.proxy_config.setup_instructions)
-            : null,
+          c.connect
+            ? h(
+                "p",
+                { class: "muted", style: "margin:8px 0 0" },
+                `Or: sluice connect ${c.connect.tool} --apply`,
+              )
+            : c.proxy_config.setup_instructions && c.proxy_config.setup_instructions !== line
+              ? h("p", { class: "muted", style: "margin:8px 0 0" }, c.proxy_config.setup_instructions)
+              : null,
           c.website
             ? h(
                 "p",

@@ -1,6 +1,7 @@
 /** Status, build, client catalog, logs, login and the live stream. */
 import { existsSync, readFileSync } from "node:fs";
 import type { Elysia } from "elysia";
+import { settingLines, tools } from "../../connect/tools.ts";
 import { buildId, buildInfo, STANDALONE, VERSION } from "../../core/build-info.ts";
 import { sanitizeLine } from "../../core/log.ts";
 import { type ClientEntry, clientCatalog, matchClient } from "../clients.ts";
@@ -41,6 +42,7 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
   app.get("/api/v1/clients", () => {
     const addr = rt.proxyAddress();
     const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
+    const connectTools = tools(`http://${host}:${addr.port}`);
     const catalog = [
       ...clientCatalog(`http://${host}:${addr.port}`),
       ...rt.extensionClients().map(
@@ -72,7 +74,16 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
       if (e && (seen.get(e.id) ?? "") < r.last_seen) seen.set(e.id, r.last_seen);
     }
     return {
-      clients: catalog.map((c) => ({ ...c, seen: seen.has(c.id), last_seen: seen.get(c.id) ?? null })),
+      clients: catalog.map((c) => {
+        // The same lines `sluice connect` prints, for the tools it knows.
+        const tool = connectTools.find((t) => t.client === c.id);
+        return {
+          ...c,
+          seen: seen.has(c.id),
+          last_seen: seen.get(c.id) ?? null,
+          connect: tool ? { tool: tool.id, lines: settingLines(tool) } : null,
+        };
+      }),
     };
   });
 

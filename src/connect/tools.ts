@@ -1,0 +1,114 @@
+/**
+ * How each tool is routed through sluice, for each of its sign-in modes: the one place these
+ * settings are written down. `sluice connect` prints or applies them, `sluice doctor` checks them.
+ * Nothing here holds or reads a credential: only base URLs.
+ */
+
+export const TOOL_IDS = ["claude", "codex", "gemini", "opencode", "aider", "sdk"] as const;
+export type ToolId = (typeof TOOL_IDS)[number];
+
+/** One setting: an environment variable (a shell profile line), or a key of a TOML config file. */
+export type Setting =
+  | { kind: "env"; name: string; value: string; modes: string[] }
+  | { kind: "toml"; file: string; key: string; value: string; modes: string[] };
+
+export interface Tool {
+  id: ToolId;
+  name: string;
+  /** The client id sluice records for its traffic (see proxy/session.ts). */
+  client: string | null;
+  /** Executable names that show the tool is installed. */
+  commands: string[];
+  settings: Setting[];
+  /** What a user still has to know (never a credential). */
+  note?: string;
+}
+
+/** The settings of every tool for a sluice proxy at `proxy` (`http://127.0.0.1:8080`). */
+export function tools(proxy: string): Tool[] {
+  const base = proxy.replace(/\/+$/, "");
+  return [
+    {
+      id: "claude",
+      name: "Claude Code",
+      client: "claude-code",
+      commands: ["claude"],
+      settings: [
+        { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["api key", "subscription (OAuth)"] },
+      ],
+    },
+    {
+      id: "codex",
+      name: "Codex CLI",
+      client: "codex",
+      commands: ["codex"],
+      settings: [
+        {
+          kind: "toml",
+          file: "~/.codex/config.toml",
+          key: "openai_base_url",
+          value: `${base}/v1`,
+          modes: ["api key"],
+        },
+        {
+          kind: "toml",
+          file: "~/.codex/config.toml",
+          key: "chatgpt_base_url",
+          value: `${base}/backend-api/`,
+          modes: ["signed in with ChatGPT"],
+        },
+      ],
+      note: "Codex ignores OPENAI_BASE_URL; both base URLs live in ~/.codex/config.toml.",
+    },
+    {
+      id: "gemini",
+      name: "Gemini CLI",
+      client: "gemini-cli",
+      commands: ["gemini"],
+      settings: [
+        { kind: "env", name: "GOOGLE_GEMINI_BASE_URL", value: base, modes: ["api key"] },
+        { kind: "env", name: "CODE_ASSIST_ENDPOINT", value: base, modes: ["signed in with Google"] },
+      ],
+    },
+    {
+      id: "opencode",
+      name: "OpenCode",
+      client: "opencode",
+      commands: ["opencode"],
+      settings: [
+        { kind: "env", name: "OPENAI_BASE_URL", value: `${base}/v1`, modes: ["OpenAI"] },
+        { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["Anthropic"] },
+      ],
+    },
+    {
+      id: "aider",
+      name: "Aider",
+      client: "aider",
+      commands: ["aider"],
+      settings: [
+        { kind: "env", name: "OPENAI_API_BASE", value: `${base}/v1`, modes: ["OpenAI"] },
+        { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["Anthropic"] },
+      ],
+    },
+    {
+      id: "sdk",
+      name: "SDKs (Anthropic, OpenAI)",
+      client: null,
+      commands: [],
+      settings: [
+        { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["Anthropic SDK"] },
+        { kind: "env", name: "OPENAI_BASE_URL", value: `${base}/v1`, modes: ["OpenAI SDK"] },
+      ],
+      note: "The Google Gen AI SDK takes the base URL in code: httpOptions: { baseUrl }.",
+    },
+  ];
+}
+
+/** The lines a person would type or paste for `tool`, one per setting. */
+export function settingLines(tool: Tool): string[] {
+  return tool.settings.map((s) =>
+    s.kind === "env"
+      ? `export ${s.name}=${s.value}   # ${s.modes.join(", ")}`
+      : `${s.key} = "${s.value}"   # in ${s.file}: ${s.modes.join(", ")}`,
+  );
+}
