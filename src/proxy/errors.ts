@@ -1,6 +1,6 @@
 /**
  * Answers sluice itself gives on a provider path, in the provider's own error shape so the coding tool
- * shows the user why: 403 blocked (the block notice of src/policy/notice.ts), 502 upstream
+ * shows the user why: a block (the notice of src/policy/notice.ts; 400 or 403, see BLOCK_STATUS), 502 upstream
  * unreachable, 504 upstream timeout, 400 unknown provider. The sign-in back ends answer like their
  * API: `code_assist` as Google APIs do (Gemini's shape), `chatgpt` as the Responses API does
  * (OpenAI's shape).
@@ -67,9 +67,18 @@ export function providerError(
   }
 }
 
-/** A blocked request's 403 in the provider's error shape. */
+/**
+ * The status a blocked request is answered with, per provider: the one its tools show as a plain
+ * error with the message. Claude Code reads any 401 or 403 as a sign-in problem ("Failed to
+ * authenticate"), and shows a 400 as "API Error: <message>" without retrying, so Anthropic gets a
+ * 400 `invalid_request_error`; the others keep 403.
+ */
+const BLOCK_STATUS: Partial<Record<ProviderLabel, number>> = { anthropic: 400 };
+
+/** A blocked request's answer in the provider's error shape. */
 export function blockedResponse(provider: ProviderLabel, notice: BlockNotice): Response {
-  return providerError(provider, 403, notice.message, "blocked");
+  const status = BLOCK_STATUS[provider] ?? 403;
+  return providerError(provider, status, notice.message, status === 400 ? "bad_request" : "blocked");
 }
 
 /**

@@ -529,8 +529,9 @@ export class ProxyServer {
         request_id: requestId,
         session_id: session.session_id,
       });
-      record(403, null);
-      return { response: blockedResponse(provider, notice), done: Promise.resolve() };
+      const response = blockedResponse(provider, notice);
+      record(response.status, null);
+      return { response, done: Promise.resolve() };
     }
     const outBody = action === "redact" && verdict.body ? verdict.body : body;
     const target = upstreamUrl(cfg.providers[provider].upstream, pathAndQuery);
@@ -562,8 +563,9 @@ export class ProxyServer {
           request_id: requestId,
           session_id: session.session_id,
         });
-        record(403, null);
-        return { response: blockedResponse(provider, notice), done: Promise.resolve() };
+        const response = blockedResponse(provider, notice);
+        record(response.status, null);
+        return { response, done: Promise.resolve() };
       }
       if (stop instanceof LengthMismatch) {
         upstreamEnded?.(null, stop.message);

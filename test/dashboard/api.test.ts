@@ -408,7 +408,9 @@ describe("clients, audit, ws, logs, mcp", () => {
     // The lines `sluice connect codex` prints: both of Codex's base URLs.
     const codex = r.body.clients.find((c: { id: string }) => c.id === "codex");
     expect(codex.connect.tool).toBe("codex");
-    expect(codex.connect.lines.join("\n")).toContain('chatgpt_base_url = "http://127.0.0.1:18080/backend-api/"');
+    expect(codex.connect.lines.join("\n")).toContain(
+      'chatgpt_base_url = "http://127.0.0.1:18080/backend-api/"',
+    );
     expect(r.body.clients.find((c: { id: string }) => c.id === "cursor").connect).toBeNull();
   });
   test("audit list, filters, export", async () => {

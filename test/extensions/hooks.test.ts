@@ -147,7 +147,7 @@ describe("a recording plugin", () => {
     const before = up.requests.length;
     const err = await ask(s, `my ssn is ${SSN}`).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(Anthropic.APIError);
-    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(403);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
     expect(up.requests.length).toBe(before);
     const ev = calls("evaluate").at(-1)!;
     expect(ev[2]).toBe("alert"); // what policy chose: detectors.pii.action
@@ -173,7 +173,7 @@ describe("a recording plugin", () => {
       headers: { "content-type": "application/json", "x-api-key": "k" },
       body: JSON.stringify({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }),
     });
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(400);
     expect(await res.text()).toContain("extension_block");
     await s.runtime.store.flush();
     const stored = (await (
@@ -258,7 +258,7 @@ test("a plugin that throws and hangs in every hook leaves requests working; faul
   const ok = await ask(s, "hello");
   expect(ok.content[0]).toMatchObject({ text: "ok" });
   const blocked = await ask(s, `token ${GH}`).catch((e: unknown) => e);
-  expect((blocked as InstanceType<typeof Anthropic.APIError>).status).toBe(403); // policy still blocks
+  expect((blocked as InstanceType<typeof Anthropic.APIError>).status).toBe(400); // policy still blocks
   const health = await fetch(`${s.proxyUrl}/health`);
   expect(health.status).toBe(200);
   const metrics = await (await fetch(`${s.proxyUrl}/metrics`)).text();
@@ -290,7 +290,7 @@ test("the compiled binary loads a plugin", async () => {
     headers: { "content-type": "application/json", "x-api-key": "k" },
     body: JSON.stringify({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }),
   });
-  expect(res.status).toBe(403);
+  expect(res.status).toBe(400);
   expect(await res.text()).toContain("extension_block");
   const health = (await (await fetch(`${p.proxyUrl}/health`)).json()) as {
     extensions: Record<string, unknown>;
@@ -318,7 +318,7 @@ test("the example plugin of docs/extensions sends findings to a collector, maske
       config: { extensions: [join(import.meta.dir, "../../docs/extensions/siem.ts")] },
     });
     const err = await ask(s, `token ${GH}`).catch((e: unknown) => e);
-    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(403);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
     await arrived; // the plugin flushes once a second
     expect(lines[0]).toMatchObject({
       source: "sluice",

@@ -1,6 +1,6 @@
 /**
  * End to end with the real scanner (no injected hook): a YAML custom rule with action block stops a
- * request with the provider's 403 naming the finding type, path and rule but never the value; the
+ * request with the provider's block (400 for Anthropic) naming the finding type, path and rule but never the value; the
  * upstream never sees it; findings reach the bus.
  */
 import { expect, test } from "bun:test";
@@ -16,7 +16,7 @@ const RULE = {
 } as const;
 const VALUE = "SLT-123456-ABCD";
 
-test("a custom block rule stops the request with a provider-shaped 403", async () => {
+test("a custom block rule stops the request with a provider-shaped 400", async () => {
   await using up = await startUpstream();
   up.on("POST", "/v1/messages", () => json({ ok: true }));
   await using s = await startSluice({
@@ -39,11 +39,11 @@ test("a custom block rule stops the request with a provider-shaped 403", async (
     headers,
     body: JSON.stringify({ model: "m", messages: [{ role: "user", content: `see ticket ${VALUE} please` }] }),
   });
-  expect(res.status).toBe(403);
+  expect(res.status).toBe(400);
   const text = await res.text();
   expect(text).not.toContain(VALUE);
   const body = JSON.parse(text) as { type: string; error: { type: string; message: string } };
-  expect(body).toMatchObject({ type: "error", error: { type: "permission_error" } });
+  expect(body).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
   expect(body.error.message).toContain("test-ticket");
   expect(body.error.message).toContain("messages[0]");
   expect(up.requests.length).toBe(before);

@@ -1,6 +1,6 @@
 /**
  * End to end through the proxy with the real scanner and the community rules, driven by the official
- * SDKs (and raw HTTP where byte-exactness matters): block (provider-shaped 403, upstream never sees
+ * SDKs (and raw HTTP where byte-exactness matters): block (provider-shaped 400 or 403, upstream never sees
  * the request), redact (upstream receives the placeholder, JSON parses, nothing else changed),
  * alert/log (forwarded unchanged, finding emitted), a secret from turn 1 still blocked in turn 5, a
  * secret inside base64, and a secret in a Codex WebSocket frame.
@@ -67,7 +67,7 @@ const noValues = (text: string) => {
 };
 
 describe("block", () => {
-  test("anthropic SDK: 403 permission_error naming type, path and rule; upstream never sees it", async () => {
+  test("anthropic SDK: 400 invalid_request_error (a 403 reads as a sign-in failure in Claude Code) naming type, path and rule; upstream never sees it", async () => {
     const client = new Anthropic({ baseURL: s.proxyUrl, apiKey: "sk-ant-test", maxRetries: 0 });
     const before = up.requests.length;
     const err = (await client.messages
@@ -76,12 +76,12 @@ describe("block", () => {
         max_tokens: 10,
         messages: [{ role: "user", content: `deploy with ${AWS_ID}` }],
       })
-      .catch((e) => e)) as InstanceType<typeof Anthropic.PermissionDeniedError>;
-    expect(err).toBeInstanceOf(Anthropic.PermissionDeniedError);
-    expect(err.status).toBe(403);
+      .catch((e) => e)) as InstanceType<typeof Anthropic.BadRequestError>;
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(err.status).toBe(400);
     const body = err.error as { type: string; error: { type: string; message: string } };
     expect(body.type).toBe("error");
-    expect(body.error.type).toBe("permission_error");
+    expect(body.error.type).toBe("invalid_request_error");
     expect(body.error.message).toContain("aws_access_key_id");
     expect(body.error.message).toContain("messages[0].content");
     noValues(JSON.stringify(body));
@@ -128,7 +128,7 @@ describe("block", () => {
         messages: [{ role: "user", content: `decode this: ${encoded}` }],
       }),
     });
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(400);
     expect(up.requests.length).toBe(before);
     expect(findings.some((f) => f.rule === "aws_access_key_id" && f.decoded === "base64")).toBe(true);
   });
@@ -206,7 +206,7 @@ describe("conversation history", () => {
         headers,
         body: JSON.stringify({ model: "m", max_tokens: 5, messages: history }),
       });
-      expect(res.status).toBe(403);
+      expect(res.status).toBe(400);
       const body = (await res.json()) as { error: { message: string } };
       expect(body.error.message).toContain("github_pat");
       history.push(

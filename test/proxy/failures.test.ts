@@ -183,7 +183,7 @@ describe("the request-scanning hook", () => {
       headers: GEM,
       body,
     });
-    expect([a.status, o.status, g.status]).toEqual([403, 403, 403]);
+    expect([a.status, o.status, g.status]).toEqual([400, 403, 403]);
     const at = await a.text();
     const ot = await o.text();
     const gt = await g.text();
@@ -193,7 +193,7 @@ describe("the request-scanning hook", () => {
         "aws_access_key at messages[0].content (rule aws-access-key; block: the rule's default)",
       );
     }
-    expect(JSON.parse(at)).toMatchObject({ type: "error", error: { type: "permission_error" } });
+    expect(JSON.parse(at)).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
     expect(JSON.parse(ot)).toMatchObject({ error: { type: "permission_error", code: "blocked_by_sluice" } });
     expect(JSON.parse(gt)).toMatchObject({ error: { code: 403, status: "PERMISSION_DENIED" } });
     expect(up.requests.length).toBe(before);
@@ -244,7 +244,7 @@ describe("the request-scanning hook", () => {
     expect(s.runtime.store.getSetting("proxy.mode")).toBe("passthrough");
     s.runtime.setMode("active", "test");
     const blocked = await fetch(`${s.proxyUrl}/v1/messages`, { method: "POST", headers: ANTH, body: "{}" });
-    expect(blocked.status).toBe(403);
+    expect(blocked.status).toBe(400);
   });
 
   test("the hook gets the session context: ids from headers and Claude's metadata.user_id", async () => {
@@ -399,7 +399,7 @@ describe("secrets stay out of logs and events", () => {
       headers: ANTH,
       body: JSON.stringify({ messages: [{ role: "user", content: secret }] }),
     });
-    expect(blocked.status).toBe(403);
+    expect(blocked.status).toBe(400);
     expect(events.some((e) => e.includes("key=****"))).toBe(true);
     const everything = [...events, ...s.runtime.log.recent].join("\n");
     expect(everything).not.toContain(key);

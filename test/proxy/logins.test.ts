@@ -328,8 +328,11 @@ describe("Claude Code on a subscription (OAuth)", () => {
       headers: r.headers(OAUTH),
       body: r.withPrompt(AWS_ID),
     });
-    expect(blocked.status).toBe(403);
-    expect(JSON.parse(blocked.text)).toMatchObject({ type: "error", error: { type: "permission_error" } });
+    expect(blocked.status).toBe(400);
+    expect(JSON.parse(blocked.text)).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error" },
+    });
     expect(up.requests.length).toBe(before + 1);
   });
 });

@@ -69,7 +69,7 @@ test("a body over the limit with a token at its start, middle or end is blocked,
       headers: { "content-type": "application/json", "x-api-key": "k" },
       body: b,
     });
-    expect({ at, status: res.status }).toEqual({ at, status: 403 });
+    expect({ at, status: res.status }).toEqual({ at, status: 400 });
     expect(await res.text()).toContain("github_pat");
   }
   expect(reached(GH)).toBe(false);
@@ -84,7 +84,7 @@ test("a token split across a window boundary is still caught", async () => {
     headers: { "content-type": "application/json", "x-api-key": "k" },
     body: JSON.stringify({ model: "m", messages: [{ role: "user", content: text }] }),
   });
-  expect(res.status).toBe(403);
+  expect(res.status).toBe(400);
   expect(reached(GH)).toBe(false);
 });
 
@@ -100,7 +100,7 @@ test("a chunked body that grows past the limit is scanned as it streams", async 
       },
     }),
   });
-  expect(res.status).toBe(403);
+  expect(res.status).toBe(400);
   expect(reached(GH)).toBe(false);
 });
 

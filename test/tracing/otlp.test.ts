@@ -161,13 +161,13 @@ test("a blocked request: action block and its findings on the span, no upstream 
       messages: [{ role: "user", content: `token ${GH_TOKEN}` }],
     }),
   });
-  expect(res.status).toBe(403);
+  expect(res.status).toBe(400);
   await res.arrayBuffer();
   await s.stop();
   const [root] = await receiver.until("sluice.request");
   expect(attr(root!, "action")).toBe("block");
   expect(attr(root!, "findings.count")).toBeGreaterThanOrEqual(1);
-  expect(attr(root!, "http.response.status_code")).toBe(403);
+  expect(attr(root!, "http.response.status_code")).toBe(400);
   expect(root!.parentSpanId ?? "").toBe(""); // no traceparent: a root span
   expect(receiver.spans.filter((x) => x.name === "sluice.upstream")).toHaveLength(0);
   expect(JSON.stringify(receiver.spans)).not.toContain(GH_TOKEN.slice(4));
