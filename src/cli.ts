@@ -63,6 +63,8 @@ const EXAMPLES: Record<string, string[]> = {
     "sluice mcp --upstream https://mcp.example.com/mcp --listen :8765",
   ],
   version: ["sluice version"],
+  connect: ["sluice connect claude", "sluice connect codex --apply", "sluice connect codex --undo"],
+  doctor: ["sluice doctor", "sluice doctor --json"],
 };
 
 /** Usage lines that the flags alone cannot say. */

@@ -27,6 +27,8 @@ const COMMANDS: { cmd: string[]; flag: string; typo: string; exit: number }[] = 
   { cmd: ["logs", "export"], flag: "--out", typo: "--outt", exit: 2 },
   { cmd: ["mcp"], flag: "--upstream", typo: "--upstrem", exit: 2 },
   { cmd: ["version"], flag: "--help", typo: "--verbose", exit: 2 },
+  { cmd: ["connect"], flag: "--apply", typo: "--aply", exit: 2 },
+  { cmd: ["doctor"], flag: "--json", typo: "--jsn", exit: 2 },
 ];
 
 const home = () => mkdtempSync(join(tmpdir(), "sluice-cli-"));
