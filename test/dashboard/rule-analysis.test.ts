@@ -5,39 +5,16 @@
  * background with no pair whose evidence one of its rules does not flag.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { AnalysisResult, AnalysisStatus } from "../../src/dashboard/rule-analysis.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
 import { scanText } from "../../src/detect/matcher.ts";
+import type { RulePair } from "../../src/detect/overlap.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 
-interface Pair {
-  kind: string;
-  rule_a: string;
-  rule_b: string;
-  a_in_b: number;
-  b_in_a: number;
-  evidence: string[];
-  reason: string | null;
-}
-interface Result {
-  available: boolean;
-  reason?: string;
-  duplicates: Pair[];
-  subsets: Pair[];
-  overlaps: Pair[];
-  clusters: string[][];
-  broad: { rule: string; overlaps: number }[];
-  dismissed: number;
-  duration_ms: number;
-  rules: number;
-}
-interface Status {
-  running: boolean;
-  phase: string;
-  progress: string;
-  log: { n: number; line: string }[];
-  next: number;
-}
+type Pair = RulePair;
+type Result = AnalysisResult & { reason?: string };
+type Status = AnalysisStatus;
 
 /** A client of one sluice's dashboard API, with its CSRF token. */
 async function dashboard(s: InProcessSluice) {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { ScanRequest } from "../../src/core/hook.ts";
 import { startRelay } from "../../src/runtime/relay.ts";
+import { startTestRelay } from "../helpers/relay.ts";
 import {
   deadEndpoint,
   freePort,
@@ -28,26 +29,8 @@ afterAll(async () => {
 });
 
 const ANTH = { "content-type": "application/json", "x-api-key": "k" };
-const relayConfig = (over: Record<string, unknown> = {}) =>
-  writeTestConfig({
-    upstream: up.url,
-    config: {
-      relay: { health_check_interval: 0.1, health_check_timeout: 0.5, queue_on_startup: 0, ...over },
-    },
-  });
-
-async function relay(engineUrl: string, failMode: "open" | "closed", over: Record<string, unknown> = {}) {
-  const r = await startRelay({
-    env: { ...process.env, SLUICE_HOME: relayConfig(over) },
-    projectDir: null,
-    port: 0,
-    engineUrl,
-    failMode,
-    stderr: false,
-    printBanner: false,
-  });
-  return { ...r, [Symbol.asyncDispose]: () => r.stop() };
-}
+const relay = (engineUrl: string, failMode: "open" | "closed", over: Record<string, unknown> = {}) =>
+  startTestRelay(up.url, engineUrl, failMode, over);
 
 const send = (base: string) =>
   fetch(`${base}/v1/messages`, { method: "POST", headers: ANTH, body: '{"model":"m"}' });

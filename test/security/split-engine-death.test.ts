@@ -13,15 +13,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { startRelay } from "../../src/runtime/relay.ts";
+import { startTestRelay } from "../helpers/relay.ts";
 import { type SlowLink, startSlowLink } from "../helpers/slow-link.ts";
-import {
-  deadEndpoint,
-  type InProcessSluice,
-  spawnSluice,
-  startSluice,
-  writeTestConfig,
-} from "../helpers/sluice.ts";
+import { deadEndpoint, type InProcessSluice, spawnSluice, startSluice } from "../helpers/sluice.ts";
 import {
   type RecordedRequest,
   type SseControl,
@@ -44,21 +38,8 @@ afterAll(async () => {
   await up?.stop();
 });
 
-async function relayTo(engineUrl: string, failMode: "open" | "closed") {
-  const home = writeTestConfig({
-    upstream: up.url,
-    config: { relay: { health_check_interval: 0.1, health_check_timeout: 0.5, queue_on_startup: 0 } },
-  });
-  return startRelay({
-    env: { ...process.env, SLUICE_HOME: home },
-    projectDir: null,
-    port: 0,
-    engineUrl,
-    failMode,
-    stderr: false,
-    printBanner: false,
-  });
-}
+const relayTo = (engineUrl: string, failMode: "open" | "closed") =>
+  startTestRelay(up.url, engineUrl, failMode);
 
 /** Resolves once the relay's health checks see the engine healthy again. */
 async function engineHealthy(relayUrl: string): Promise<void> {

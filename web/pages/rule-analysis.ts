@@ -3,42 +3,17 @@
  * overlaps, clusters), each pair with the strings both rules flag, and act on a pair: disable one of
  * its rules, or dismiss the pair.
  */
+
+import type { AnalysisResult, AnalysisStatus } from "../../src/dashboard/rule-analysis.ts";
+import type { RulePair } from "../../src/detect/overlap.ts";
 import { get, post, put } from "../api.ts";
 import { h, mount, num } from "../dom.ts";
 import { fail, toast } from "../feedback.ts";
 import type { PageCtx } from "../state.ts";
 
-interface Pair {
-  kind: "duplicate" | "subset" | "overlap";
-  rule_a: string;
-  rule_b: string;
-  a_in_b: number;
-  b_in_a: number;
-  evidence: string[];
-  reason: string | null;
-}
-type Result =
-  | { available: false; reason: string }
-  | {
-      available: true;
-      analyzed_at: string;
-      duration_ms: number;
-      rules: number;
-      samples: number;
-      duplicates: Pair[];
-      subsets: Pair[];
-      overlaps: Pair[];
-      clusters: string[][];
-      broad: { rule: string; overlaps: number }[];
-      dismissed: number;
-    };
-interface Status {
-  running: boolean;
-  phase: string;
-  progress: string;
-  log: { n: number; line: string }[];
-  next: number;
-}
+type Pair = RulePair;
+type Result = AnalysisResult | { available: false; reason: string };
+type Status = AnalysisStatus;
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 
