@@ -16,6 +16,7 @@ import generic from "./generic.yaml" with { type: "text" };
 import github from "./github.yaml" with { type: "text" };
 import gitlab from "./gitlab.yaml" with { type: "text" };
 import google from "./google.yaml" with { type: "text" };
+import injection from "./injection.yaml" with { type: "text" };
 import jwt from "./jwt.yaml" with { type: "text" };
 import messaging from "./messaging.yaml" with { type: "text" };
 import observability from "./observability.yaml" with { type: "text" };
@@ -45,6 +46,7 @@ export const RULE_FILES: { file: string; text: string }[] = [
   { file: "rules/github.yaml", text: github as unknown as string },
   { file: "rules/gitlab.yaml", text: gitlab as unknown as string },
   { file: "rules/google.yaml", text: google as unknown as string },
+  { file: "rules/injection.yaml", text: injection as unknown as string },
   { file: "rules/jwt.yaml", text: jwt as unknown as string },
   { file: "rules/messaging.yaml", text: messaging as unknown as string },
   { file: "rules/observability.yaml", text: observability as unknown as string },

@@ -27,7 +27,7 @@ import type { BenchTable } from "./index.ts";
 import { runSecretlint } from "./scan.bench.ts";
 
 const ROOT = resolve(import.meta.dir, "..", "..");
-const FAMILIES: Family[] = ["secrets", "pii", "proprietary"];
+const FAMILIES: Family[] = ["secrets", "pii", "proprietary", "injection"];
 
 interface Finding {
   file: string;
@@ -270,6 +270,7 @@ async function realCodeTable(): Promise<BenchTable> {
       fam("pii").length,
       per10(fam("pii").length),
       fam("proprietary").length,
+      fam("injection").length,
     ]);
     const byRule = new Map<string, Finding[]>();
     for (const f of fam("secrets")) byRule.set(f.rule, [...(byRule.get(f.rule) ?? []), f]);
@@ -298,6 +299,7 @@ async function realCodeTable(): Promise<BenchTable> {
       "pii findings",
       "pii per 10 MB",
       "proprietary findings",
+      "injection findings",
     ],
     rows,
     notes: [

@@ -24,7 +24,7 @@ export const DEFAULT_CONTEXTS: readonly Context[] = CONTEXTS.filter((c) => c !==
 /** Where a credential that is not sent as a bearer token is found: code, config and chat, not a URL or header. */
 export const AT_REST: readonly Context[] = ["assignment", "call", "yaml", "json", "env", "prose"];
 
-export type Family = "secrets" | "pii" | "proprietary";
+export type Family = "secrets" | "pii" | "proprietary" | "injection";
 
 /** One kind of value a rule must find, with how it is written (see kinds/*.ts). */
 export interface Kind {

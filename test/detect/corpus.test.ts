@@ -18,7 +18,7 @@ const pipeline = createPipeline({
   hmacKey: null,
 });
 const findingsIn = (text: string, path: string) => pipeline.inspect(textPayload(text, path)).findings;
-const FAMILIES = ["secrets", "pii", "proprietary"] as const;
+const FAMILIES = ["secrets", "pii", "proprietary", "injection"] as const;
 
 test("every community rule has a positive in the corpus", () => {
   const covered = new Set(positives().map((p) => p.rule));

@@ -6,6 +6,7 @@ import { CONFIG } from "./config.ts";
 import { CRYPTO } from "./crypto.ts";
 import { DATA } from "./data.ts";
 import { DEVOPS } from "./devops.ts";
+import { INJECTION } from "./injection.ts";
 import { KEYS } from "./keys.ts";
 import { MESSAGING } from "./messaging.ts";
 import { OBSERVABILITY } from "./observability.ts";
@@ -23,4 +24,5 @@ export const KINDS: Kind[] = [
     .flat()
     .filter((k) => !custom.has(k.rule)),
   ...OTHER,
+  ...INJECTION,
 ];
