@@ -55,7 +55,7 @@ export function luhn(value: string): boolean {
  * numbers famously printed in advertising (078-05-1120) and the 123-45-6789 style is allowed.
  */
 export function ssnRange(value: string): boolean {
-  const m = /^(\d{3})[- ]?(\d{2})[- ]?(\d{4})$/.exec(value);
+  const m = /^(\d{3})[-. ]?(\d{2})[-. ]?(\d{4})$/.exec(value);
   if (!m) return false;
   const area = Number(m[1]);
   if (area === 0 || area === 666 || area >= 900) return false;
@@ -158,7 +158,7 @@ const IBAN_LENGTHS: Record<string, number> = {
 
 /** IBAN: known country, that country's length, and MOD-97 of the rearranged number equal to 1. */
 export function ibanMod97(value: string): boolean {
-  const iban = value.replace(/\s/g, "").toUpperCase();
+  const iban = value.replace(/[\s-]/g, "").toUpperCase();
   if (!/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(iban)) return false;
   const len = IBAN_LENGTHS[iban.slice(0, 2)];
   if (len === undefined || iban.length !== len) return false;
@@ -236,8 +236,28 @@ export function publicIpv6(value: string): boolean {
   return true;
 }
 
-/** exclude_private_ips: keep only public IPv4/IPv6 addresses. */
+/**
+ * Public resolvers that documentation and code use as the standard example of an address (Google,
+ * Cloudflare, Quad9, OpenDNS): they say nothing about a person.
+ */
+const WELL_KNOWN_RESOLVERS = new Set([
+  "8.8.8.8",
+  "8.8.4.4",
+  "1.1.1.1",
+  "1.0.0.1",
+  "9.9.9.9",
+  "149.112.112.112",
+  "208.67.222.222",
+  "208.67.220.220",
+  "2001:4860:4860::8888",
+  "2001:4860:4860::8844",
+  "2606:4700:4700::1111",
+  "2606:4700:4700::1001",
+]);
+
+/** exclude_private_ips: keep only public IPv4/IPv6 addresses that are not a well-known resolver. */
 export function excludePrivateIps(value: string): boolean {
+  if (WELL_KNOWN_RESOLVERS.has(value.toLowerCase())) return false;
   return value.includes(":") ? publicIpv6(value) : publicIpv4(value);
 }
 

@@ -71,9 +71,9 @@ describe("iban_mod97", () => {
 
 describe("exclude_private_ips", () => {
   test.each([
-    ["8.8.8.8", true],
+    ["8.8.4.5", true],
     ["34.201.17.5", true],
-    ["1.1.1.1", true],
+    ["1.1.1.2", true],
     ["10.0.0.1", false],
     ["172.16.0.1", false],
     ["172.31.255.255", false],
@@ -93,6 +93,12 @@ describe("exclude_private_ips", () => {
   ])("IPv4 %s → %p", (v, ok) => {
     expect(publicIpv4(v)).toBe(ok);
     expect(excludePrivateIps(v)).toBe(ok);
+  });
+  test("well-known public resolvers are public addresses but no one's: not reported", () => {
+    for (const ip of ["8.8.8.8", "1.1.1.1", "9.9.9.9", "2001:4860:4860::8888", "2606:4700:4700::1111"]) {
+      expect(ip.includes(":") ? publicIpv6(ip) : publicIpv4(ip)).toBe(true);
+      expect(excludePrivateIps(ip)).toBe(false);
+    }
   });
   test.each([
     ["2607:f8b0:4004:800::200e", true],

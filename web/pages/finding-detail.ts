@@ -9,6 +9,13 @@ const hashKv = (k: string, v: string | null) => [
   h("dd", null, v ? h("code", { title: v }, `${v.slice(0, 16)}…`) : "—"),
 ];
 
+/**
+ * What detection leaves alone on purpose, so that someone testing with a published test value is
+ * not left guessing why it raised nothing.
+ */
+const SKIPPED_BY_DESIGN =
+  "Skipped by design: published test card numbers (4111 1111 1111 1111, 4242 4242 4242 4242), reserved example and test domains (example.com, *.test), no-reply addresses, documentation addresses and public resolvers (192.0.2.x, 8.8.8.8), and documentation credentials and placeholders (AKIAIOSFODNN7EXAMPLE, your-key-here, changeme). Test with values of your own format instead.";
+
 /** The masked preview as a glob: `AKIA****MPLE` → `AKIA*MPLE`. */
 export function previewToPattern(preview: string): string {
   return preview.replace(/\*{2,}|…/g, "*");
@@ -46,6 +53,9 @@ export function findingDetail(f: Finding, onClose: () => void): Child[] {
     h("p", null, badge(f.severity), " ", badge(f.action), " ", h("strong", null, f.finding_type)),
     h("p", null, h("code", { id: "detail-preview" }, f.preview || "— (no matched value)")),
     f.description ? h("p", { class: "muted" }, f.description) : null,
+    f.detector === "pii" || f.detector === "secrets"
+      ? h("p", { class: "muted", id: "detail-skipped-note" }, SKIPPED_BY_DESIGN)
+      : null,
     h(
       "dl",
       { class: "kv" },

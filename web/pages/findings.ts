@@ -22,7 +22,15 @@ import {
 import { fail } from "../feedback.ts";
 import { onLive } from "../live.ts";
 import { type PageCtx, proxyUrl, replaceParams } from "../state.ts";
-import { ACTIONS, DETECTORS, type Finding, type List, PROVIDERS, SEVERITIES } from "../types.ts";
+import {
+  ACTIONS,
+  actionSourceLabel,
+  DETECTORS,
+  type Finding,
+  type List,
+  PROVIDERS,
+  SEVERITIES,
+} from "../types.ts";
 import { findingDetail } from "./finding-detail.ts";
 
 const FILTERS = [
@@ -287,7 +295,14 @@ export async function findingsPage(ctx: PageCtx) {
                   h("td", null, f.finding_type),
                   h("td", { class: "mono" }, f.rule),
                   h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
-                  h("td", null, badge(f.action)),
+                  h(
+                    "td",
+                    null,
+                    badge(f.action),
+                    f.action_source
+                      ? h("div", { class: "muted" }, actionSourceLabel(f.action_source, f.detector))
+                      : null,
+                  ),
                   h("td", null, f.provider),
                   h("td", null, f.client),
                   h("td", { class: "num" }, num(f.seen_count)),
