@@ -6,6 +6,7 @@
 
 import type { RuleDef } from "../core/types.ts";
 import { MAX_MATCHES_PER_RULE, type RawMatch, scanText } from "../detect/matcher.ts";
+import { type Normalized, normalizeForMatching } from "../detect/normalize.ts";
 import type { CompiledRules } from "./compile.ts";
 import { type CachedMatch, type DedupLimits, fingerprint, SegmentCache } from "./dedup.ts";
 import { copyString } from "./mask.ts";
@@ -121,7 +122,9 @@ export class SegmentMatcher {
     // thousand tiny segments costs less than a call for each.
     const batched: number[] = [];
     for (const i of todo) {
-      if (texts[i]!.length >= SCAN_ALONE) scanAlone(i);
+      const norm = normalizeForMatching(texts[i]!);
+      if (norm) this.#scanNormalized(texts[i]!, norm, rules, per, i, keep, capped);
+      else if (texts[i]!.length >= SCAN_ALONE) scanAlone(i);
       else batched.push(i);
     }
     if (batched.length === 1) scanAlone(batched[0]!);
@@ -130,6 +133,30 @@ export class SegmentMatcher {
       for (const i of todo)
         if (fps[i] !== null && !capped.has(i)) this.#cache.remember(conv, fps[i]!, per[i]!, limits);
     return { per, capped: capped.size > 0 };
+  }
+
+  /**
+   * A segment holding characters no tool sends on purpose (zero-width, fullwidth, homoglyphs) is
+   * scanned as normalized, and each match reported at the original's offsets: a redaction covers
+   * the whole disguised value. The value is the normalized one, so it hashes like the plain value.
+   */
+  #scanNormalized(
+    original: string,
+    norm: Normalized,
+    rules: CompiledRules,
+    per: CachedMatch[][],
+    i: number,
+    keep: boolean,
+    capped: Set<number>,
+  ): void {
+    const found = scanText(rules.matcher, norm.text, { encoding: rules.encoding });
+    for (const m of found) {
+      if (per[i] === NO_MATCHES) per[i] = [];
+      const start = norm.from[m.start]!;
+      const end = m.end >= norm.text.length ? original.length : norm.from[m.end]!;
+      per[i]!.push({ ...m, start, end, value: keep ? copyString(m.value) : m.value });
+    }
+    if (hitCap(found)) capped.add(i);
   }
 
   #scanBatch(
