@@ -76,7 +76,7 @@ describe("through the proxy (Anthropic SDK)", () => {
         () => null,
         (e: unknown) => e,
       );
-      expect({ how, status: (err as { status?: number } | null)?.status }).toEqual({ how, status: 403 });
+      expect({ how, status: (err as { status?: number } | null)?.status }).toEqual({ how, status: 400 });
       expect(String((err as Error).message)).toContain("github_pat");
       expect(up.requests.length).toBe(before);
     }

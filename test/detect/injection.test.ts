@@ -2,7 +2,8 @@
  * The injection family end to end, through the one pipeline: a prompt injection in a tool result
  * that Claude Code would send (the Anthropic SDK through the proxy), and in the arguments and result
  * of an MCP tool call (the MCP SDK through `sluice mcp`). Alert by default, forwarded with a
- * finding; `detectors.injection.action: block` blocks it in each transport's own shape.
+ * finding; `detectors.injection.action: block` blocks it in each transport's own shape (Anthropic:
+ * a 400 naming the rule).
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -62,7 +63,7 @@ describe("through the proxy (Anthropic SDK)", () => {
     expect(found.every((f) => f.detector === "injection" && f.action_source === "rule_default")).toBe(true);
   });
 
-  test("detectors.injection.action block: the SDK gets the 403 and the upstream nothing", async () => {
+  test("detectors.injection.action block: the SDK gets the block (400) and the upstream nothing", async () => {
     await using s = await startSluice({
       upstream: up.url,
       config: { detectors: { injection: { action: "block" } } },
@@ -73,7 +74,7 @@ describe("through the proxy (Anthropic SDK)", () => {
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(Anthropic.APIError);
-    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(403);
+    expect((err as InstanceType<typeof Anthropic.APIError>).status).toBe(400);
     expect(String((err as Error).message)).toContain("injection_system_note");
     expect(up.requests.length).toBe(before);
   });
