@@ -1,6 +1,7 @@
 /**
- * Flag checks shared by the long-running commands (`serve`, `engine`, `relay`): a bad flag prints one
- * line naming the flag, the value and what is allowed, and exits 2.
+ * Checks shared by commands: the long-running ones' flags (`serve`, `engine`, `relay`), where a bad
+ * flag prints one line naming the flag, the value and what is allowed, and exits 2; and reading the
+ * configuration for the commands that only read it.
  */
 import { LEVELS, type Level } from "../core/log.ts";
 
@@ -48,4 +49,17 @@ export function logFlags(
     format: oneOf(fail, "format", args.format, ["text", "json"] as const),
     color: args.color === false || process.env.NO_COLOR ? false : undefined,
   };
+}
+
+/**
+ * The configuration for a command that only reads it (`connect`, `doctor`): a problem in it is one
+ * line and exit 2; a custom rule's pattern is not checked here (such commands scan nothing).
+ */
+export async function readConfig(fail: Fail, configPath: string | undefined) {
+  const { loadConfig } = await import("../config/load.ts");
+  try {
+    return loadConfig({ configPath, checkPatterns: false });
+  } catch (e) {
+    return fail((e as Error).message);
+  }
 }

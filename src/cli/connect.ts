@@ -3,7 +3,7 @@
  * modes, printed (default, `--print`), written (`--apply`, with backups) or put back (`--undo`).
  */
 import { defineCommand } from "citty";
-import { type Fail, failer } from "./_flags.ts";
+import { type Fail, failer, readConfig } from "./_flags.ts";
 
 const fail: Fail = failer("connect");
 
@@ -25,21 +25,15 @@ export default defineCommand({
     config: { type: "string", alias: "c", description: "Config file (default {config_dir}/config.yaml)" },
   },
   async run({ args }) {
-    const { TOOL_IDS, tools, settingLines } = await import("../connect/tools.ts");
+    const { TOOL_IDS, tools, settingLines, proxyUrlOf } = await import("../connect/tools.ts");
     const { applyTool, undoTool } = await import("../connect/apply.ts");
-    const { loadConfig } = await import("../config/load.ts");
     const { homedir } = await import("node:os");
     const id = String(args.tool);
     if (!(TOOL_IDS as readonly string[]).includes(id))
       fail(`unknown tool "${id}": one of ${TOOL_IDS.join(", ")}`);
     if (args.apply && args.undo) fail("--apply and --undo: choose one");
-    let loaded: ReturnType<typeof loadConfig>;
-    try {
-      loaded = loadConfig({ configPath: args.config, checkPatterns: false });
-    } catch (e) {
-      fail((e as Error).message);
-    }
-    const proxy = `http://127.0.0.1:${loaded.config.port}`;
+    const loaded = await readConfig(fail, args.config);
+    const proxy = proxyUrlOf(loaded.config.port);
     const tool = tools(proxy).find((t) => t.id === id)!;
     const env = {
       home: process.env.HOME ?? homedir(),

@@ -4,7 +4,7 @@
  * 1 otherwise, with the fix printed. Sends nothing anywhere.
  */
 import { defineCommand } from "citty";
-import { type Fail, failer } from "./_flags.ts";
+import { type Fail, failer, readConfig } from "./_flags.ts";
 
 const fail: Fail = failer("doctor");
 
@@ -19,19 +19,13 @@ export default defineCommand({
     config: { type: "string", alias: "c", description: "Config file (default {config_dir}/config.yaml)" },
   },
   async run({ args }) {
-    const { tools } = await import("../connect/tools.ts");
+    const { tools, proxyUrlOf } = await import("../connect/tools.ts");
     const { checkTools } = await import("../connect/doctor.ts");
-    const { loadConfig } = await import("../config/load.ts");
     const { homedir } = await import("node:os");
     const { existsSync } = await import("node:fs");
     const { join } = await import("node:path");
-    let loaded: ReturnType<typeof loadConfig>;
-    try {
-      loaded = loadConfig({ configPath: args.config, checkPatterns: false });
-    } catch (e) {
-      fail((e as Error).message);
-    }
-    const proxy = `http://127.0.0.1:${loaded.config.port}`;
+    const loaded = await readConfig(fail, args.config);
+    const proxy = proxyUrlOf(loaded.config.port);
     let store = null;
     const dbFile = join(loaded.configDir, "sluice.db");
     if (existsSync(dbFile)) {

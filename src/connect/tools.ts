@@ -104,6 +104,11 @@ export function tools(proxy: string): Tool[] {
   ];
 }
 
+/** Where this sluice's proxy listens, for the tools' settings: loopback and the configured `port`. */
+export function proxyUrlOf(port: number): string {
+  return `http://127.0.0.1:${port}`;
+}
+
 /** The lines a person would type or paste for `tool`, one per setting. */
 export function settingLines(tool: Tool): string[] {
   return tool.settings.map((s) =>
