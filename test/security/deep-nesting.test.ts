@@ -140,7 +140,7 @@ describe("a million levels", () => {
       expect(f.path.startsWith(kind === "object" ? "metadata.a.a.a" : "metadata[0][0][0]")).toBe(true);
       expect(f.path.length).toBeLessThanOrEqual(1024);
       expect(r.text.length).toBeLessThan(4096);
-    });
+    }, 30_000); // a few MB of nesting built, sent and walked: seconds on a busy 2-core machine
 
   test("redaction at the bottom of 10^6 levels rewrites only the value", async () => {
     await using r = await startSluice({
@@ -163,7 +163,7 @@ describe("a million levels", () => {
     expect(new TextDecoder().decode(up.requests[before]!.body)).toBe(
       body.replace("DEEPPROBE-1234567890", "[REDACTED:deep_probe]"),
     );
-  });
+  }, 30_000);
 });
 
 describe("a WebSocket frame", () => {
