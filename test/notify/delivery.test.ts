@@ -1,0 +1,113 @@
+import { afterAll, describe, expect, test } from "bun:test";
+import { backoffDelay, deliveryQueue, type Scheduler } from "../../src/notify/delivery.ts";
+
+/** Sends in flight; the manual scheduler lets them settle before it moves time on. */
+const inflight = new Set<Promise<unknown>>();
+
+/**
+ * A scheduler advanced by hand: no sleeping, timers fire in order when time is moved, each only
+ * after every real request in flight has been answered (a hanging one is raced against nothing, so
+ * it is skipped: its timeout timer is what ends it).
+ */
+function manualScheduler() {
+  let now = 0;
+  const timers: { at: number; fn: () => void }[] = [];
+  const s: Scheduler & { advance(ms: number): Promise<void>; delays: number[] } = {
+    delays: [],
+    now: () => now,
+    after(ms, fn) {
+      s.delays.push(ms);
+      timers.push({ at: now + ms, fn });
+    },
+    async advance(ms) {
+      const end = now + ms;
+      for (;;) {
+        await new Promise((r) => setImmediate(r));
+        await Promise.all([...inflight]);
+        timers.sort((a, b) => a.at - b.at);
+        const next = timers[0];
+        if (!next || next.at > end) break;
+        timers.shift();
+        now = next.at;
+        next.fn();
+      }
+      now = end;
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+  return s;
+}
+
+const failing = Bun.serve({
+  port: 0,
+  hostname: "127.0.0.1",
+  fetch: () => new Response("boom", { status: 500 }),
+});
+const hanging = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Promise<Response>(() => {}) });
+afterAll(() => {
+  failing.stop(true);
+  hanging.stop(true);
+});
+
+const post =
+  (url: string, awaited = true) =>
+  (signal: AbortSignal) => {
+    const p = (async () => {
+      const res = await fetch(url, { method: "POST", body: "{}", signal });
+      const text = await res.text();
+      if (!res.ok) throw new Error(`receiver answered ${res.status}: ${text.slice(0, 200)}`);
+      return text;
+    })();
+    if (awaited) {
+      const settled = p.catch(() => {});
+      inflight.add(settled);
+      settled.then(() => inflight.delete(settled));
+    }
+    return p;
+  };
+
+describe("delivery queue", () => {
+  test("backoff doubles up to the cap, with full jitter", () => {
+    const o = { baseDelayMs: 1000, maxDelayMs: 8000, random: () => 0.999999 };
+    expect([1, 2, 3, 4, 5].map((n) => backoffDelay(n, o))).toEqual([999, 1999, 3999, 7999, 7999]);
+    expect(backoffDelay(3, { ...o, random: () => 0 })).toBe(0);
+  });
+
+  test("enqueue returns at once; a 500 receiver is retried on the backoff, then dropped, status says why", async () => {
+    const s = manualScheduler();
+    const q = deliveryQueue({ attempts: 3, baseDelayMs: 1000, timeoutMs: 5000, random: () => 0.5 }, s);
+    q.enqueue(post(failing.url.href));
+    expect(q.status().pending).toBe(1);
+    await s.advance(60_000);
+    const st = q.status();
+    expect(st).toMatchObject({ pending: 0, sent: 0, dropped: 1 });
+    expect(st.last_error).toBe("attempt 3/3: receiver answered 500: boom");
+    // timeouts (5000) interleave with the retry delays: 50% of 1000, then 50% of 2000
+    expect(s.delays.filter((d) => d !== 5000)).toEqual([500, 1000]);
+  });
+
+  test("a hanging receiver times out on each attempt", async () => {
+    const s = manualScheduler();
+    const q = deliveryQueue({ attempts: 2, baseDelayMs: 100, timeoutMs: 2000, random: () => 0 }, s);
+    q.enqueue(post(hanging.url.href, false));
+    await s.advance(10_000);
+    expect(q.status()).toMatchObject({
+      pending: 0,
+      dropped: 1,
+      last_error: "attempt 2/2: timed out after 2000 ms",
+    });
+  });
+
+  test("success records last_success; a full queue drops and says so", async () => {
+    const s = manualScheduler();
+    const q = deliveryQueue({ maxPending: 1 }, s);
+    q.enqueue(async () => "ok");
+    q.enqueue(async () => "ok");
+    await s.advance(1);
+    await q.idle();
+    const st = q.status();
+    expect(st).toMatchObject({ sent: 1, dropped: 1, pending: 0 });
+    expect(st.last_success).toBe(new Date(0).toISOString());
+    expect(st.last_error).toContain("queue full");
+  });
+});
