@@ -220,6 +220,9 @@ export function defaults(): Config {
       endpoint: null,
       service_name: "sluice",
     },
+    notifications: {
+      channels: [],
+    },
   };
 }
 

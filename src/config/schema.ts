@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { DETECTORS, RULE_ACTIONS, SEVERITIES, VALIDATORS } from "../core/types.ts";
+import { channelSchema } from "../notify/channel-schema.ts";
 
 const int = (min: number, max: number, def: number) => z.number().int().min(min).max(max).default(def);
 const seconds = (min: number, max: number, def: number) => z.number().min(min).max(max).default(def);
@@ -205,6 +206,17 @@ export const configSchema = z.object({
       /** The OTLP traces URL; null: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_ENDPOINT, or localhost:4318. */
       endpoint: z.string().url().nullable().default(null),
       service_name: z.string().min(1).default("sluice"),
+    })
+    .prefault({}),
+  /** Channels from the file are read-only in the dashboard except enable/disable and test. */
+  notifications: z
+    .object({
+      channels: z
+        .array(channelSchema)
+        .default([])
+        .refine((cs) => new Set(cs.map((c) => c.name)).size === cs.length, {
+          message: "channel names must be unique",
+        }),
     })
     .prefault({}),
 });
