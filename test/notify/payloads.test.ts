@@ -1,15 +1,7 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { fromFinding, type NotifyEvent } from "../../src/notify/events.ts";
-import {
-  type Delivery,
-  type HttpRequestSpec,
-  jiraRequest,
-  opsgenieRequest,
-  pagerdutyRequest,
-  slackRequest,
-  teamsRequest,
-  webhookRequest,
-} from "../../src/notify/payloads.ts";
+import type { Delivery, HttpRequestSpec } from "../../src/notify/payloads.ts";
+import * as build from "../../src/notify/payloads.ts";
 import { verifyWebhook } from "../../src/notify/webhook-sign.ts";
 
 /**
@@ -124,7 +116,9 @@ describe("payload per channel type, checked by a receiver that validates like th
         ? null
         : "bad signature",
     );
-    const r = await send(webhookRequest(`${url}/hook`, HOOK_SECRET, delivery, Math.floor(Date.now() / 1000)));
+    const r = await send(
+      build.webhookRequest(`${url}/hook`, HOOK_SECRET, delivery, Math.floor(Date.now() / 1000)),
+    );
     expect(r.status).toBe(200);
     const body = JSON.parse(captured.at(-2) as string);
     expect(body).toMatchObject({ type: "block", count: 42, rule: "aws_access_key" });
@@ -158,7 +152,7 @@ describe("payload per channel type, checked by a receiver that validates like th
       }
       return null;
     });
-    expect((await send(slackRequest(`${url}/services/T0/B0/x`, delivery))).status).toBe(200);
+    expect((await send(build.slackRequest(`${url}/services/T0/B0/x`, delivery))).status).toBe(200);
   });
 
   test("teams: a message with one Adaptive Card attachment", async () => {
@@ -174,7 +168,7 @@ describe("payload per channel type, checked by a receiver that validates like th
         return "bad card";
       return null;
     });
-    expect((await send(teamsRequest(`${url}/workflows/x`, delivery))).status).toBe(202);
+    expect((await send(build.teamsRequest(`${url}/workflows/x`, delivery))).status).toBe(202);
   });
 
   test("pagerduty: Events API v2 trigger with dedup_key", async () => {
@@ -194,7 +188,7 @@ describe("payload per channel type, checked by a receiver that validates like th
       if (!["critical", "error", "warning", "info"].includes(p.severity as string)) return "payload.severity";
       return null;
     });
-    const r = await send(pagerdutyRequest(ROUTING_KEY, `${url}/v2/enqueue`, delivery));
+    const r = await send(build.pagerdutyRequest(ROUTING_KEY, `${url}/v2/enqueue`, delivery));
     expect(r).toEqual({ status: 202, body: { status: "success", message: "Event processed" } });
     expect(JSON.parse(captured.at(-2) as string).dedup_key).toBe("sluice:block:aws_access_key:s-1");
   });
@@ -217,7 +211,7 @@ describe("payload per channel type, checked by a receiver that validates like th
         return null;
       },
     );
-    const r = await send(opsgenieRequest(GENIE_KEY, `${url}/v2/alerts`, delivery));
+    const r = await send(build.opsgenieRequest(GENIE_KEY, `${url}/v2/alerts`, delivery));
     expect(r.status).toBe(202);
     expect(JSON.parse(captured.at(-2) as string)).toMatchObject({
       alias: "sluice:block:aws_access_key:s-1",
@@ -238,7 +232,7 @@ describe("payload per channel type, checked by a receiver that validates like th
       return null;
     });
     const r = await send(
-      jiraRequest(
+      build.jiraRequest(
         { url, email: "dev@example.com", api_token: JIRA_TOKEN, project_key: "SEC", issue_type: "Task" },
         delivery,
       ),
