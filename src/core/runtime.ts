@@ -2,7 +2,9 @@
  * What a running `sluice serve` shares between its parts (proxy, store, dashboard, MCP events).
  * Implemented in src/runtime/; the dashboard and store receive it rather than reaching for globals.
  */
+
 import type { Config } from "../config/schema.ts";
+import type { DeliveryStatus } from "../notify/delivery.ts";
 import type { Bus } from "./bus.ts";
 import type { Logger } from "./log.ts";
 import type { RuleDef } from "./types.ts";
@@ -25,6 +27,8 @@ export interface Runtime {
   readonly startedAt: Date;
   /** The configuration in force; replaced whole on reload. */
   config(): Config;
+  /** Dispatch status of a notification channel by name; null when there is no such channel. */
+  notificationStatus(name: string): DeliveryStatus | null;
   mode(): ProxyMode;
   /** Switch mode, record `mode_changed`, emit `mode-changed`, persist. */
   setMode(mode: ProxyMode, source: string): void;

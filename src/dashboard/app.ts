@@ -8,6 +8,7 @@ import type { Store } from "../store/index.ts";
 import type { Ctx } from "./context.ts";
 import { ApiError, errorResponse, SECURITY_HEADERS } from "./http.ts";
 import { LiveHub } from "./live.ts";
+import { notificationRoutes } from "./routes/notifications.ts";
 import { recordRoutes } from "./routes/records.ts";
 import { ruleAnalysisRoutes } from "./routes/rule-analysis.ts";
 import { ruleRoutes } from "./routes/rules.ts";
@@ -73,6 +74,7 @@ export function createApp(rt: Runtime, store: Store, opts: AppOptions) {
   ruleRoutes(app as unknown as Elysia, ctx);
   ruleAnalysisRoutes(app as unknown as Elysia, ctx);
   settingsRoutes(app as unknown as Elysia, ctx);
+  notificationRoutes(app as unknown as Elysia, ctx);
 
   return { app, guard, hub };
 }

@@ -34,6 +34,7 @@ import { loadBuiltinRules } from "../detect/builtin.ts";
 import { ExtensionHost } from "../extensions/host.ts";
 import { Metrics } from "../metrics/index.ts";
 import { dispatchChannel } from "../notify/channels.ts";
+import type { DeliveryStatus } from "../notify/delivery.ts";
 import { createDispatcher, type Dispatcher } from "../notify/dispatcher.ts";
 import { installationKey } from "../policy/hmac-key.ts";
 import { contentHash } from "../policy/mask.ts";
@@ -273,6 +274,10 @@ export class SluiceRuntime implements Runtime {
       config: this.#files.join(",") || "(defaults)",
     });
     this.bus.emit("config-reloaded", { changes: [], source: "startup" });
+  }
+
+  notificationStatus(name: string): DeliveryStatus | null {
+    return this.#notify?.status(name) ?? null;
   }
 
   /** Notification channels listen on the bus; sending runs on their own queues, never on a request. */
