@@ -83,6 +83,8 @@ export function defaults(): Config {
       verify_ssl: true,
       max_body_size: 52428800,
       mode: "active",
+      allow_unknown_encoding: false,
+      allow_duplicate_keys: false,
       reuse_stream_connections: true,
       warm_connections: true,
       upstream_http2: false,

@@ -62,6 +62,16 @@ export const configSchema = z.object({
       verify_ssl: z.boolean().default(true),
       max_body_size: int(1024, 1024 * 1024 * 1024, 52428800),
       mode: z.enum(["active", "passthrough"]).default("active"),
+      /**
+       * Forward bodies in a Content-Encoding or charset sluice cannot read (their bytes scanned as
+       * text) instead of refusing them with 415.
+       */
+      allow_unknown_encoding: z.boolean().default(false),
+      /**
+       * Forward JSON with a key repeated in one object (every value scanned) instead of blocking it
+       * as ambiguous: sluice and the upstream could each read a different one of the values.
+       */
+      allow_duplicate_keys: z.boolean().default(false),
       /** A stream that ends cleanly leaves its upstream connection for the next request (false: closed after use). */
       reuse_stream_connections: z.boolean().default(true),
       /** Keep a connection open to each upstream with recent traffic (at start and after idle eviction). */

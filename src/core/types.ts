@@ -71,7 +71,9 @@ export type Login = (typeof LOGINS)[number];
 
 /**
  * Why sluice could not read traffic of a client, counted per client so that it is never silent:
- * `non_json` (a body that is not JSON), `encoded` (a content coding sluice cannot undo),
+ * `non_json` (a body that is not JSON), `encoded` (a body that does not decode in its
+ * content coding, or one in a coding or charset sluice cannot read, forwarded because
+ * `proxy.allow_unknown_encoding` is set; its bytes are scanned as text),
  * `unknown_shape` (JSON, but not the conversation shape of its endpoint), `unknown_provider`
  * (answered 400, not forwarded), `too_large` (a compressed body that decodes past
  * `proxy.max_body_size`, in passthrough mode; in active mode it is refused with 413),

@@ -34,7 +34,7 @@ const CODECS: Record<string, Codec> = {
 
 export type Decoded =
   | { ok: true; bytes: Uint8Array; codings: string[] }
-  | { ok: false; reason: "encoded" | "too_large"; error: string };
+  | { ok: false; reason: "unknown" | "encoded" | "too_large"; error: string };
 
 /** The codings of a `Content-Encoding` header, in the order they were applied (identity left out). */
 export function contentCodings(header: string | null): string[] {
@@ -46,8 +46,8 @@ export function contentCodings(header: string | null): string[] {
 }
 
 /**
- * Undo a body's content codings. Fails with `encoded` for a coding sluice cannot undo or a body that
- * does not decode, and with `too_large` when the decoded body would pass `maxBytes`.
+ * Undo a body's content codings. Fails with `unknown` for a coding sluice cannot undo, `encoded` for a
+ * body that does not decode, and `too_large` when the decoded body would pass `maxBytes`.
  * @example decodeBody(zstdBytes, "zstd", 50 << 20) // { ok: true, bytes: <the JSON>, codings: ["zstd"] }
  */
 export function decodeBody(bytes: Uint8Array, header: string | null, maxBytes: number): Decoded {
@@ -55,7 +55,7 @@ export function decodeBody(bytes: Uint8Array, header: string | null, maxBytes: n
   let out = bytes;
   for (let i = codings.length - 1; i >= 0; i--) {
     const codec = CODECS[codings[i]!];
-    if (!codec) return { ok: false, reason: "encoded", error: `unsupported Content-Encoding ${codings[i]}` };
+    if (!codec) return { ok: false, reason: "unknown", error: `unsupported Content-Encoding ${codings[i]}` };
     try {
       out = new Uint8Array(codec.decode(out, maxBytes));
     } catch (e) {

@@ -110,3 +110,13 @@ export function unknownProviderResponse(method: string, path: string): Response 
     },
   });
 }
+
+/** 415 for a body in a Content-Encoding or charset sluice cannot read: it cannot be scanned, so it is not sent. */
+export function unknownEncoding(provider: ProviderLabel, error: string): Response {
+  return providerError(
+    provider,
+    415,
+    `sluice: ${error}; sluice cannot read this body, so it was not forwarded (proxy.allow_unknown_encoding: true forwards such bodies with their bytes scanned as text)`,
+    "bad_request",
+  );
+}

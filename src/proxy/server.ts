@@ -24,12 +24,14 @@ import { parseJsonBody } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
 import { blockNotice } from "../policy/notice.ts";
 import type { Tracing } from "../tracing/index.ts";
+import { type Charset, declaredCharset, fromUtf8, isUtf8Charset, toUtf8 } from "./charset.ts";
 import { decodeBody, encodeBody } from "./encoding.ts";
 import {
   blockedCloseReason,
   blockedResponse,
   blockedWsErrorEvent,
   providerError,
+  unknownEncoding,
   unknownProviderResponse,
 } from "./errors.ts";
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
@@ -388,14 +390,19 @@ export class ProxyServer {
       if (read.bytes) body = read.bytes;
       else oversize = read.stream!;
     }
-    if (oversize && mode === "active" && req.headers.has("content-encoding")) {
+    if (
+      oversize &&
+      mode === "active" &&
+      (req.headers.has("content-encoding") ||
+        !isUtf8Charset(declaredCharset(req.headers.get("content-type"))))
+    ) {
       this.#aborts.delete(abort);
       void oversize.cancel().catch(() => {});
       return {
         response: providerError(
           provider,
           413,
-          `sluice: a compressed body larger than proxy.max_body_size (${cfg.proxy.max_body_size} bytes) cannot be scanned, so it is not forwarded`,
+          `sluice: a compressed body, or one in a charset other than UTF-8, larger than proxy.max_body_size (${cfg.proxy.max_body_size} bytes) cannot be scanned, so it is not forwarded`,
           "bad_request",
         ),
         done: Promise.resolve(),
@@ -421,9 +428,28 @@ export class ProxyServer {
           response: providerError(provider, 413, `sluice: ${decoded.error}; not forwarded`, "bad_request"),
           done: Promise.resolve(),
         };
+      } else if (decoded.reason === "unknown" && mode === "active" && !cfg.proxy.allow_unknown_encoding) {
+        this.#aborts.delete(abort);
+        return { response: unknownEncoding(provider, decoded.error), done: Promise.resolve() };
       } else {
-        unscanned = decoded.reason;
+        unscanned = "encoded";
         unscannedDetail = decoded.error;
+      }
+    }
+    // A body in UTF-16, UTF-32 or another charset is scanned as UTF-8, and written back in its own
+    // charset when redacted.
+    let charset: Charset | null = null;
+    if (scanBytes && scanBytes.byteLength > 0 && !unscanned) {
+      const recoded = toUtf8(scanBytes, req.headers.get("content-type"));
+      if (recoded.ok) {
+        scanBytes = recoded.bytes;
+        charset = recoded.charset;
+      } else if (mode === "active" && !cfg.proxy.allow_unknown_encoding) {
+        this.#aborts.delete(abort);
+        return { response: unknownEncoding(provider, recoded.error), done: Promise.resolve() };
+      } else {
+        unscanned = "encoded";
+        unscannedDetail = recoded.error;
       }
     }
     let json: unknown;
@@ -486,9 +512,10 @@ export class ProxyServer {
       );
       scanMs = performance.now() - scanStart;
       trace?.scanned(scanStart, scanStart + scanMs);
-      if (verdict.action === "redact" && verdict.body && codings.length > 0)
-        verdict = { ...verdict, body: encodeBody(verdict.body, codings) };
-      else if (verdict.action === "redact" && scanBytes !== bytes && codings.length === 0)
+      if (verdict.action === "redact" && verdict.body && (codings.length > 0 || charset)) {
+        const written = charset ? fromUtf8(verdict.body, charset) : verdict.body;
+        verdict = { ...verdict, body: encodeBody(written, codings) };
+      } else if (verdict.action === "redact" && scanBytes !== bytes && codings.length === 0)
         // The raw bytes of a body that did not decode were scanned as text: there is no way to
         // rebuild the encoded body with the match replaced, so it does not leave at all.
         verdict = { ...verdict, action: "block", body: undefined };

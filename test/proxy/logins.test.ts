@@ -352,12 +352,13 @@ describe("traffic sluice cannot read is never silent", () => {
       headers: { ...gemini, "content-type": "application/json" },
       body: JSON.stringify({ model: "m", payload: { turns: ["hi"] } }),
     });
-    // a content coding sluice cannot undo
+    // a body that does not decode in its declared content coding (an unknown coding is refused
+    // with 415: test/security/content-encoding.test.ts)
     await send("/backend-api/codex/responses", {
       method: "POST",
       headers: {
         "user-agent": "codex_exec/0.169.0",
-        "content-encoding": "compress",
+        "content-encoding": "zstd",
         "content-type": "application/json",
       },
       body: new Uint8Array([31, 157, 144, 1, 2, 3]),

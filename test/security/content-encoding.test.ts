@@ -69,3 +69,41 @@ test("a plain body that claims a coding it does not have is still scanned as tex
   const metrics = await (await fetch(`${s.proxyUrl}/metrics`)).text();
   expect(metrics).toMatch(/reason="encoded"\} 1/);
 });
+
+test("an unknown Content-Encoding is refused with 415 and a reason, and not forwarded", async () => {
+  const before = up.requests.length;
+  for (const enc of ["compress", "x-sluice-test", "gzip, snappy"]) {
+    const res = await post(chat(`key ${AWS_ID}`), enc);
+    expect(res.status).toBe(415);
+    const body = (await res.json()) as { error: { message: string } };
+    expect(body.error.message).toContain(`unsupported Content-Encoding ${enc.split(", ").pop()}`);
+    expect(body.error.message).toContain("proxy.allow_unknown_encoding");
+  }
+  expect(up.requests.length).toBe(before);
+});
+
+test("with proxy.allow_unknown_encoding an unknown coding is forwarded with its bytes scanned as text", async () => {
+  const allowing = await startSluice({
+    upstream: up.url,
+    config: { proxy: { allow_unknown_encoding: true } },
+  });
+  try {
+    const send = (text: string) =>
+      fetch(`${allowing.proxyUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: "Bearer sk-test",
+          "content-type": "application/json",
+          "content-encoding": "x-custom",
+        },
+        body: chat(text),
+      });
+    const before = up.requests.length;
+    expect((await send(`key ${AWS_ID}`)).status).toBe(403);
+    expect(up.requests.length).toBe(before);
+    expect((await send("hello")).status).toBe(200);
+    expect(up.requests.length).toBe(before + 1);
+  } finally {
+    await allowing.stop();
+  }
+});

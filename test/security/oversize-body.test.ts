@@ -140,3 +140,15 @@ test("a compressed body that inflates past the limit is refused with 413", async
   expect(res.status).toBe(413);
   expect(reached(GH)).toBe(false);
 });
+
+test("a body over the limit in a charset other than UTF-8 cannot be scanned as it streams: refused with 413", async () => {
+  const utf16 = new Uint8Array(Buffer.from(body(2 * LIMIT, GH, 0.9), "utf16le"));
+  const res = await fetch(`${s.proxyUrl}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json; charset=utf-16le", "x-api-key": "k" },
+    body: utf16,
+  });
+  expect(res.status).toBe(413);
+  expect(await res.text()).toContain("a charset other than UTF-8");
+  expect(up.requests.some((r) => Buffer.from(r.body).toString("utf16le").includes(GH))).toBe(false);
+});
