@@ -24,7 +24,10 @@ export function describeFindings(findings: Finding[], max = MAX_NAMED): string {
   const parts = new Set<string>();
   for (const f of findings)
     parts.add(
-      `${f.finding_type} at ${shown(f.path) || "(body)"} (rule ${f.rule}; ${f.action}: ${actionSourceLabel(f.action_source, f.detector)})`,
+      f.action_source === "system"
+        ? // What sluice decided about the payload itself says why in its description (never a value).
+          `${f.finding_type} at ${shown(f.path) || "(body)"}: ${f.description}`
+        : `${f.finding_type} at ${shown(f.path) || "(body)"} (rule ${f.rule}; ${f.action}: ${actionSourceLabel(f.action_source, f.detector)})`,
     );
   const all = [...parts];
   const more = all.length > max ? `; and ${all.length - max} more` : "";

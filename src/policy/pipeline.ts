@@ -16,13 +16,14 @@ import type { Config } from "../config/schema.ts";
 import type { RequestHook, ScanRequest, Transport, Verdict } from "../core/hook.ts";
 import type { Action, Finding, RuleDef } from "../core/types.ts";
 import { MAX_MATCHES_PER_RULE } from "../detect/matcher.ts";
+import { type DuplicateKey, findDuplicateKey } from "../payload/duplicate-keys.ts";
 import { extractTexts, type SegmentTexts, TEXT_PATH } from "../payload/extract.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
 import { type MatchStats, SegmentMatcher } from "./match.ts";
-import { rawScanFinding, scanErrorFinding } from "./system-finding.ts";
+import { ambiguousJsonFinding, rawScanFinding, scanErrorFinding } from "./system-finding.ts";
 
 export interface PipelineOptions {
   /** The configuration in force (read on every payload, so reloads apply at once). */
@@ -53,9 +54,11 @@ export interface Payload {
   redact?(edits: RedactEdit[]): string;
   /**
    * The payload as plain text, when it has a structure (JSON) that is scanned field by field: what
-   * is scanned instead when that fails.
+   * is scanned instead when that fails, or when the structure is ambiguous.
    */
   raw?(): string;
+  /** A key that one object of the payload's JSON holds twice (only with `raw`). */
+  duplicateKey?(): DuplicateKey | null;
 }
 
 /** What the pipeline made of a payload. */
@@ -117,6 +120,7 @@ export function bodyPayload(req: ScanRequest): Payload {
           })
         : redactText(raw(), edits),
     raw,
+    duplicateKey: () => (isJson() ? findDuplicateKey(raw()) : null),
   };
 }
 
@@ -160,6 +164,16 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     if (p.source !== "file" && p.size > cfg.proxy.max_body_size)
       return nothing("body larger than proxy.max_body_size");
     if (p.size === 0) return nothing();
+    const dup = p.raw && p.duplicateKey?.();
+    if (dup && p.raw) {
+      // JSON.parse kept one value of the key and dropped the others, and an upstream may keep
+      // another: refused as ambiguous, or, where allowed, scanned as raw text, which holds them all.
+      if (!cfg.proxy.allow_duplicate_keys) {
+        const finding = ambiguousJsonFinding(dup.key, dup.path, p.where);
+        return { action: "block", findings: [finding], edits: [], scanned: 0, skipped: finding.description };
+      }
+      p = rawTextPayload(p, p.raw);
+    }
     const rules = compiler.for(cfg);
     const segments = p.segments();
     const { per, capped } = matcher.match(segments.texts, rules, p.scope, cfg.dedup);

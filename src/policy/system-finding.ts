@@ -1,12 +1,13 @@
 /**
  * Findings sluice records about itself rather than about content: `scan_error` (a payload went out
  * unscanned because scanning failed), `mode_changed` (scanning was switched off) and
- * `extension_block` (a plugin's `pre_request` refused a payload; its action is then `block`). Every place
+ * `extension_block` (a plugin's `pre_request` refused a payload; its action is then `block`),
+ * `ambiguous_json` (JSON with a key repeated in one object, blocked unless allowed). Every place
  * that records one builds it here, so they look the same wherever they come from.
  */
 import type { Finding, Severity } from "../core/types.ts";
 
-export type SystemFindingType = "scan_error" | "mode_changed" | "extension_block";
+export type SystemFindingType = "scan_error" | "mode_changed" | "extension_block" | "ambiguous_json";
 
 const SEVERITY: Record<SystemFindingType, Severity> = {
   // Something may have left the machine unscanned.
@@ -15,6 +16,8 @@ const SEVERITY: Record<SystemFindingType, Severity> = {
   mode_changed: "warning",
   // A plugin the user configured refused a payload before it was scanned.
   extension_block: "high",
+  // A body sluice and its upstream could read differently: what one scanned, the other may not send.
+  ambiguous_json: "high",
 };
 
 /**
@@ -71,4 +74,21 @@ export function rawScanFinding(err: unknown, where: string): Finding {
 export function scanErrorFinding(err: unknown, where: string): Finding {
   const message = err instanceof Error ? err.message : String(err);
   return systemFinding("scan_error", where, `scanning failed, forwarded unscanned: ${message.slice(0, 300)}`);
+}
+
+/** Keys longer than this are shown by their start only: a long key can be a token used as a name. */
+const SHOWN_KEY = 20;
+
+/** The block of a JSON payload that holds `key` twice in the object at `path`. */
+export function ambiguousJsonFinding(key: string, path: string, where: string): Finding {
+  const shown =
+    key.length <= SHOWN_KEY ? JSON.stringify(key) : `${JSON.stringify(key.slice(0, 4)).slice(0, -1)}…"`;
+  return {
+    ...systemFinding(
+      "ambiguous_json",
+      path,
+      `the JSON of ${where} holds the key ${shown} twice in one object; sluice and the upstream could each read a different value (proxy.allow_duplicate_keys: true scans every value and forwards it)`,
+    ),
+    action: "block",
+  };
 }
