@@ -25,6 +25,56 @@ export function runPairs(text: string, starts: number[], runMin: number): number
 const RUN_REST = /[A-Za-z0-9+/]*/y;
 
 /**
+ * Whether `text[next, end)` can be the last line of the wrapped value whose first line starts at
+ * `s` (and does not just begin the next word): hex stays hex, and base64 comes out at a whole
+ * number of 4-character groups with its padding.
+ */
+function endsEncoding(text: string, s: number, next: number, end: number): boolean {
+  if (/^[0-9a-fA-F]+$/.test(text.slice(s, s + MIN_RUN))) return /^[0-9a-fA-F]+$/.test(text.slice(next, end));
+  let pad = 0;
+  while (text.charCodeAt(end + pad) === 61 /* = */ && pad < 2) pad++;
+  return (end - next + pad) % 4 === 0;
+}
+
+/**
+ * Runs joined across line breaks where base64 or hex is wrapped (MIME at 76 columns, PEM at 64,
+ * `base64` at 76, `xxd -p` at 60): a run (a multiple of 4 characters, at least MIN_RUN) that a line
+ * break follows continues on the next line while the lines are as long as the first, and a value
+ * across a break is decoded whole. The last line is shorter, possibly shorter than the runs the
+ * loop reports; it is read here. Pairs are
+ * [start, end) as from runPairs, an end now past line breaks (removed before decoding).
+ */
+export function joinWrapped(text: string, runs: number[]): number[] {
+  const out: number[] = [];
+  for (let k = 0; k < runs.length; k += 2) {
+    const s = runs[k]!;
+    let e = runs[k + 1]!;
+    // The wrap width is the first line's; a shorter line is the last.
+    const width = e - s;
+    let line = width;
+    while (line === width && width >= MIN_RUN && width % 4 === 0) {
+      const br =
+        text.charCodeAt(e) === 10 ? 1 : text.charCodeAt(e) === 13 && text.charCodeAt(e + 1) === 10 ? 2 : 0;
+      if (br === 0) break;
+      const next = e + br;
+      if (runs[k + 2] === next && runs[k + 3]! - next <= width) {
+        k += 2;
+        e = runs[k + 1]!;
+        line = e - next;
+        continue;
+      }
+      RUN_REST.lastIndex = next;
+      RUN_REST.test(text);
+      const end = RUN_REST.lastIndex;
+      if (end > next && end - next < width && endsEncoding(text, s, next, end)) e = end;
+      break;
+    }
+    out.push(s, e);
+  }
+  return out;
+}
+
+/**
  * Shortest base64/hex run considered for decoding: 16 characters (12 bytes of base64, 8 of hex).
  * No rule matches a value that decodes to fewer characters; the hot loop notes runs this long.
  */
@@ -99,8 +149,9 @@ interface Decoded {
   kind: string;
 }
 
-export function findEncoded(text: string, runs: number[], enc: EncodingOptions): Decoded[] {
+export function findEncoded(text: string, lineRuns: number[], enc: EncodingOptions): Decoded[] {
   const out: Decoded[] = [];
+  const runs = joinWrapped(text, lineRuns);
   const ok = (d: string | null) =>
     d !== null &&
     d.length >= enc.min_decoded_length &&
@@ -127,7 +178,8 @@ export function findEncoded(text: string, runs: number[], enc: EncodingOptions):
       QUAD_HEAD[text.charCodeAt(s + 8)] === 1;
     if (!isHexStart && !isB64Start) continue;
     while (e < text.length && text[e] === "=" && e - runs[k + 1]! < 2) e++;
-    const run = text.slice(s, e);
+    const spanned = text.slice(s, e);
+    const run = spanned.includes("\n") ? spanned.replace(/\r?\n/g, "") : spanned;
     if (isHexStart && /^[0-9a-fA-F]+$/.test(run)) {
       const d = decodeHex(run);
       if (ok(d)) {

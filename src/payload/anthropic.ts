@@ -1,18 +1,15 @@
 /**
  * Anthropic Messages bodies (`/v1/messages`, `/v1/messages/count_tokens`): `system` (string or
  * blocks), `messages[].content` (string or `text`, `tool_use`, `tool_result`, `image`, `document`,
- * `thinking` blocks), `tools[]`, `metadata`. Opaque fields: image/PDF base64 `source.data`, the
- * `signature` of thinking blocks and the `data` of redacted thinking.
+ * `thinking` blocks), `tools[]`, `metadata`. Data fields: base64 `source.data` of images and
+ * documents, the `signature` of thinking blocks and the `data` of redacted thinking.
  */
-import { isTextMime, type SkipFn } from "./_shared.ts";
+import type { DataFieldFn } from "./_shared.ts";
 
-export const anthropicSkip: SkipFn = (parent, key) => {
-  if (key === "signature" && parent.type === "thinking") return true;
-  if (key === "data" && parent.type === "redacted_thinking") return true;
-  if (key === "data" && parent.type === "base64" && typeof parent.media_type === "string")
-    return !isTextMime(parent.media_type);
-  return false;
-};
+export const anthropicData: DataFieldFn = (parent, key) =>
+  (key === "signature" && parent.type === "thinking") ||
+  (key === "data" && parent.type === "redacted_thinking") ||
+  (key === "data" && parent.type === "base64" && typeof parent.media_type === "string");
 
 /** Whether an Anthropic body has the shape sluice reads; null when the path carries no conversation. */
 export function anthropicShape(pathname: string, json: unknown): boolean | null {

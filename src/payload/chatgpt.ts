@@ -2,7 +2,7 @@
  * ChatGPT back-end bodies (Codex signed in with ChatGPT). The conversation goes to
  * `/backend-api/codex/responses` as a Responses body (`model, input:[…], instructions, tools,
  * client_metadata, …`) over SSE, or as `response.create` frames on a WebSocket of the same path: the
- * OpenAI adapter's shapes and opaque fields (encrypted reasoning, data-URL images) apply as they are.
+ * OpenAI adapter's shapes and data fields (encrypted reasoning, data-URL images) apply as they are.
  * Every other `/backend-api/…` call (account checks, plugin lists, analytics events, the ChatGPT
  * MCP endpoint) is small JSON or has no body, and is scanned string by string like any JSON.
  */

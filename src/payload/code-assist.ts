@@ -2,7 +2,7 @@
  * Code Assist bodies (Gemini CLI signed in with Google). The content methods wrap a Gemini
  * `generateContent` request in `request`, beside `model`, `project` and `user_prompt_id`:
  * `{"model":…,"project":…,"request":{"contents":[…],"systemInstruction":…,"tools":…,"session_id":…}}`
- * (`:countTokens` wraps `{"model","contents"}` the same way). The Gemini adapter's opaque fields apply
+ * (`:countTokens` wraps `{"model","contents"}` the same way). The Gemini adapter's data fields apply
  * inside the wrapper. The control methods (`:loadCodeAssist`, `:onboardUser`, `:listExperiments`,
  * `:retrieveUserQuota`, `:recordCodeAssistMetrics`, …) carry small JSON of project ids, client
  * metadata and counters: read whole, string by string, like any JSON, so nothing goes unscanned.

@@ -3,7 +3,9 @@
  *
  * Every string of the body is a segment — conversation text, system prompts, tool definitions, tool
  * inputs and results, function-call arguments (a JSON string, scanned as text) — except fields that
- * carry binary or opaque data: inline images and PDFs, thinking signatures, encrypted reasoning.
+ * carry data: inline files and images, thinking signatures, encrypted reasoning. Those are segments
+ * only when they decode to text (a text file attached as `application/octet-stream`), as that text,
+ * at their path with DECODED_SUFFIX: a finding there cannot be redacted in place, so it blocks.
  * The provider adapters (anthropic.ts, openai.ts, gemini.ts) name those fields for their shapes; the
  * sign-in back ends carry the same bodies (chatgpt.ts: Responses; code-assist.ts: a Gemini request
  * inside a `request` wrapper), so they share those adapters' fields.
@@ -15,29 +17,33 @@
  * value from it.
  */
 import type { ProviderLabel, Segment } from "../core/types.ts";
-import type { SkipFn } from "./_shared.ts";
-import { anthropicSkip } from "./anthropic.ts";
-import { geminiSkip } from "./gemini.ts";
-import { openaiSkip } from "./openai.ts";
+import type { DataFieldFn } from "./_shared.ts";
+import { anthropicData } from "./anthropic.ts";
+import { textOfData } from "./data-text.ts";
+import { geminiData } from "./gemini.ts";
+import { openaiData } from "./openai.ts";
 
-const ALL_SKIPS: SkipFn[] = [anthropicSkip, openaiSkip, geminiSkip];
+const ALL_DATA_FIELDS: DataFieldFn[] = [anthropicData, openaiData, geminiData];
 
-function skipsFor(provider: ProviderLabel): SkipFn[] {
-  // Shapes overlap (MCP, gateways that translate): every provider's opaque fields are skipped, the
-  // request's own provider first.
+function dataFieldsFor(provider: ProviderLabel): DataFieldFn[] {
+  // Shapes overlap (MCP, gateways that translate): every provider's data fields are known, the
+  // request's own provider's looked at first.
   switch (provider) {
     case "anthropic":
-      return [anthropicSkip, openaiSkip, geminiSkip];
+      return [anthropicData, openaiData, geminiData];
     case "openai":
     case "chatgpt":
-      return [openaiSkip, anthropicSkip, geminiSkip];
+      return [openaiData, anthropicData, geminiData];
     case "gemini":
     case "code_assist":
-      return [geminiSkip, anthropicSkip, openaiSkip];
+      return [geminiData, anthropicData, openaiData];
     default:
-      return ALL_SKIPS;
+      return ALL_DATA_FIELDS;
   }
 }
+
+/** Added to the path of a data field for the text it decodes to: no string of the body has that path. */
+export const DECODED_SUFFIX = " (decoded)";
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 /** Levels one walk descends before it leaves deeper containers for later (call stack depth). */
@@ -102,7 +108,9 @@ export function extractTexts(
   only?: readonly KeyPath[],
 ): SegmentTexts {
   const texts: string[] = [];
-  const skips = skipsFor(provider);
+  const dataFields = dataFieldsFor(provider);
+  // Segments that are the text decoded from a data field (their path gets DECODED_SUFFIX).
+  const decoded = new Set<number>();
   // Frame 0 is the document root (path ""); frame -1 stands for "above the root".
   const segFrame: number[] = [];
   const segKey: (string | number)[] = [];
@@ -143,7 +151,16 @@ export function extractTexts(
         segKey.push(frameKey[frame]!);
       }
       const v = obj[key];
-      if (typeof v === "string" && v.length >= 64 && skips.some((s) => s(obj, key, v))) continue;
+      if (typeof v === "string" && v.length >= 64 && dataFields.some((d) => d(obj, key, v))) {
+        const text = textOfData(v);
+        if (text !== null) {
+          if (text !== v) decoded.add(texts.length);
+          texts.push(text);
+          segFrame.push(frame);
+          segKey.push(key);
+        }
+        continue;
+      }
       visit(v, frame, key, depth + 1);
     }
   };
@@ -196,7 +213,10 @@ export function extractTexts(
   // A segment of the root itself (a string root, or a key of the root object) has no parent frame.
   return {
     texts,
-    path: (i) => (segFrame[i] === -1 ? ROOT_PATH : childPath(framePath(segFrame[i]!), segKey[i]!)),
+    path: (i) =>
+      segFrame[i] === -1
+        ? ROOT_PATH
+        : childPath(framePath(segFrame[i]!), segKey[i]!) + (decoded.has(i) ? DECODED_SUFFIX : ""),
   };
 }
 

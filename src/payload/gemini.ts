@@ -1,16 +1,14 @@
 /**
  * Gemini `generateContent` bodies: `contents[].parts[]` (`text`, `functionCall.args`,
  * `functionResponse.response`, `inlineData`), `systemInstruction`, `tools[].functionDeclarations`.
- * Opaque fields: non-text `inlineData.data` and thought signatures.
+ * Data fields: `inlineData.data` (whatever its MIME type) and thought signatures.
  */
-import { isTextMime, type SkipFn } from "./_shared.ts";
+import type { DataFieldFn } from "./_shared.ts";
 
-export const geminiSkip: SkipFn = (parent, key) => {
-  if (key === "thoughtSignature" || key === "thought_signature") return true;
-  if (key === "data" && ("mimeType" in parent || "mime_type" in parent))
-    return !isTextMime(parent.mimeType ?? parent.mime_type);
-  return false;
-};
+export const geminiData: DataFieldFn = (parent, key) =>
+  key === "thoughtSignature" ||
+  key === "thought_signature" ||
+  (key === "data" && ("mimeType" in parent || "mime_type" in parent));
 
 /** A `generateContent` request: `contents` as a list (or `countTokens`' wrapped request). */
 export function hasGeminiContents(json: unknown): boolean {

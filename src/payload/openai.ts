@@ -2,20 +2,16 @@
  * OpenAI bodies: Chat Completions (`messages[].content` string or parts, `tool_calls[].function.arguments`,
  * `tools[]`) and Responses (`input` string or items: `message`, `function_call` with JSON `arguments`,
  * `function_call_output`, `reasoning`; `instructions`; `tools[]`), also as Codex WebSocket
- * `response.create` frames. Opaque fields: data-URL images and files, encrypted reasoning.
+ * `response.create` frames. Data fields: data-URL images and files, audio, encrypted reasoning.
  */
-import { isTextMime, type SkipFn } from "./_shared.ts";
+import type { DataFieldFn } from "./_shared.ts";
 
-const DATA_URL = /^data:([\w.+-]+\/[\w.+-]+);base64,/i;
 /** `input_audio.format` values: only then is a sibling `data` audio rather than, say, a tool input. */
 const AUDIO_FORMAT = /^(wav|mp3|flac|opus|aac|ogg|webm|m4a|mp4|mpeg|mpga|pcm16?|g711_[au]law)$/i;
 
-export const openaiSkip: SkipFn = (parent, key, value) => {
+export const openaiData: DataFieldFn = (parent, key, value) => {
   if (key === "encrypted_content") return true;
-  if (key === "url" || key === "image_url" || key === "file_data") {
-    const m = DATA_URL.exec(value.slice(0, 100));
-    return m !== null && !isTextMime(m[1]);
-  }
+  if (key === "url" || key === "image_url" || key === "file_data") return value.startsWith("data:");
   if (key === "data" && typeof parent.format === "string" && parent.type === undefined)
     return AUDIO_FORMAT.test(parent.format); // input_audio.data
   return false;

@@ -36,6 +36,8 @@ export interface SegmentMatches {
    * not remembered).
    */
   capped: boolean;
+  /** The last text answered from session memory (-1: none): those after it are new in the session. */
+  lastCached: number;
 }
 
 /**
@@ -87,6 +89,7 @@ export class SegmentMatcher {
     }
     const fps: (bigint | number | null)[] = new Array(texts.length).fill(null);
     const todo: number[] = [];
+    let lastCached = -1;
     for (let i = 0; i < texts.length; i++) {
       const t = texts[i]!;
       if (conv && t.length >= MIN_CACHED) {
@@ -94,6 +97,7 @@ export class SegmentMatcher {
         const hit = conv.segments.get(fp);
         if (hit) {
           per[i] = hit;
+          lastCached = i;
           this.#counters.segments_cached++;
           continue;
         }
@@ -132,7 +136,7 @@ export class SegmentMatcher {
     if (conv)
       for (const i of todo)
         if (fps[i] !== null && !capped.has(i)) this.#cache.remember(conv, fps[i]!, per[i]!, limits);
-    return { per, capped: capped.size > 0 };
+    return { per, capped: capped.size > 0, lastCached };
   }
 
   /**

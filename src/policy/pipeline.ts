@@ -22,6 +22,7 @@ import { parseJsonBody } from "../payload/json-source.ts";
 import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
+import { placeable, SessionTails, withJunctions } from "./junctions.ts";
 import { type MatchStats, SegmentMatcher } from "./match.ts";
 import { ambiguousJsonFinding, rawScanFinding, scanErrorFinding } from "./system-finding.ts";
 
@@ -158,6 +159,7 @@ const nothing = (skipped?: string): Inspection => ({
 export function createPipeline(opts: PipelineOptions): Pipeline {
   const compiler = new RuleCompiler(opts.rules, opts.rulesVersion);
   const matcher = new SegmentMatcher();
+  const tails = new SessionTails();
 
   function scan(p: Payload, cfg: Config): Inspection {
     if (!cfg.pipeline.stages.outbound_dlp.enabled) return nothing("pipeline stage outbound_dlp is disabled");
@@ -175,11 +177,24 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
       p = rawTextPayload(p, p.raw);
     }
     const rules = compiler.for(cfg);
-    const segments = p.segments();
-    const { per, capped } = matcher.match(segments.texts, rules, p.scope, cfg.dedup);
+    const own = p.segments();
+    const matched = matcher.match(own.texts, rules, p.scope, cfg.dedup);
+    let capped = matched.capped;
+    const { segments, per } = withJunctions(own, matched, tails, p.scope, (texts) => {
+      const m = matcher.match(texts, rules, p.scope, cfg.dedup);
+      capped ||= m.capped;
+      return m.per;
+    });
     const d = decide(segments, per, rules.matcher, cfg, opts.hmacKey);
     const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };
     if (out.action !== "redact" || !p.redact) return out;
+    const unplaceable = out.edits.find((e) => !placeable(e.path));
+    if (unplaceable) {
+      // The value is in no one string of the payload as it was sent: never forward it unredacted.
+      out.action = "block";
+      out.skipped = `a value at ${unplaceable.path} cannot be redacted in place; blocked instead`;
+      return out;
+    }
     if (capped) {
       // Matches past the matcher's per-rule cap were not reported, so they cannot be redacted.
       out.action = "block";

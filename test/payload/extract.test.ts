@@ -116,7 +116,10 @@ describe("extractSegments", () => {
     };
     for (const provider of ["openai", "anthropic"] as const) {
       const segs = extractSegments(body, provider);
-      expect(at(segs, "messages[0].content[0].file.file_data")).toBe(json);
+      expect(at(segs, "messages[0].content[0].file.file_data")).toBeUndefined();
+      expect(at(segs, "messages[0].content[0].file.file_data (decoded)")).toBe(
+        new TextDecoder().decode(Uint8Array.fromBase64(json.split(",")[1]!)),
+      );
       expect(at(segs, "messages[0].content[1].input_audio.data")).toBeUndefined();
       expect(at(segs, "messages[1].content[0].input.data")).toBe(env);
       expect(at(segs, "messages[2].content[0].input.data")).toBe(env);
@@ -144,6 +147,7 @@ describe("extractSegments", () => {
   });
 
   test("gemini: contents parts, functionCall args, functionResponse, systemInstruction; inline images skipped", () => {
+    const OCTET_TEXT = "API_KEY=from an octet-stream: a text file that Gemini CLI attached\n";
     const body = {
       contents: [
         {
@@ -152,6 +156,12 @@ describe("extractSegments", () => {
             { text: "hi" },
             { inlineData: { mimeType: "image/jpeg", data: IMG } },
             { inlineData: { mimeType: "text/plain", data: "plain text file content here".padEnd(80, ".") } },
+            {
+              inlineData: {
+                mimeType: "application/octet-stream",
+                data: Buffer.from(OCTET_TEXT).toString("base64"),
+              },
+            },
           ],
         },
         {
@@ -175,6 +185,7 @@ describe("extractSegments", () => {
     expect(at(segs, "contents[0].parts[0].text")).toBe("hi");
     expect(at(segs, "contents[0].parts[1].inlineData.data")).toBeUndefined();
     expect(at(segs, "contents[0].parts[2].inlineData.data")).toStartWith("plain text");
+    expect(at(segs, "contents[0].parts[3].inlineData.data (decoded)")).toBe(OCTET_TEXT);
     expect(at(segs, "contents[1].parts[0].functionCall.args.path")).toBe("secrets.yaml");
     expect(at(segs, "contents[1].parts[0].thoughtSignature")).toBeUndefined();
     expect(at(segs, "contents[2].parts[0].functionResponse.response.output")).toBe("token: abc");

@@ -321,12 +321,16 @@ describe("session dedup", () => {
       expect(v.findings.filter((f) => f.rule === "aws_access_key_id").map((f) => f.path)).toEqual([
         "messages[0].content",
       ]);
-      // Only the two new turns are scanned (plus role names and the model, too short to remember).
+      // Only the two new turns are scanned (plus role names and the model, too short to remember),
+      // and the junctions that join them to their neighbours (policy/junctions.ts: a split and a
+      // context text each, at most both neighbours long).
       const newChars = history.slice(-2).join("").length;
+      const junctions = 2 * (history.at(-3)!.length + newChars + history.at(-2)!.length + 1);
       expect(after.chars_scanned - before.chars_scanned).toBeLessThan(
-        newChars + 25 * (history.length + 1) + 3 * 20,
+        newChars + junctions + 25 * (history.length + 1) + 3 * 20,
       );
-      expect(after.segments_cached - before.segments_cached).toBe(history.length - 2);
+      // Every old message is answered from memory (and so are the old junctions).
+      expect(after.segments_cached - before.segments_cached).toBeGreaterThanOrEqual(history.length - 2);
     }
   });
 
