@@ -18,8 +18,13 @@ import { DECODED_SUFFIX, type SegmentTexts } from "../payload/extract.ts";
 import type { CachedMatch } from "./dedup.ts";
 import { copyString } from "./mask.ts";
 
-/** Characters taken from each side of a junction. */
+/** Token characters taken from each side of a split junction. */
 const REACH = 128;
+/**
+ * Characters taken from each side of a context junction: a keyword this close to the end of one
+ * text, and a value this close to the start of the next (or the other way round).
+ */
+const CONTEXT_REACH = 64;
 /** A token split in two is at least this long in all. */
 const MIN_SPLIT = 16;
 /** Sessions whose last text is remembered; the oldest is forgotten first. */
@@ -106,8 +111,8 @@ function join(out: Junctions, left: string, l: number, right: string, r: number)
       cutEnd: b.length === REACH && b.length < right.length ? a.length + b.length : null,
     });
   }
-  const tail = left.slice(-REACH);
-  const head = right.slice(0, REACH);
+  const tail = left.slice(-CONTEXT_REACH);
+  const head = right.slice(0, CONTEXT_REACH);
   if (TOKEN_RUN.test(tail) || TOKEN_RUN.test(head)) {
     out.texts.push(`${tail}\n${head}`);
     out.joins.push({
