@@ -439,7 +439,7 @@ export class ProxyServer {
     // A body in UTF-16, UTF-32 or another charset is scanned as UTF-8, and written back in its own
     // charset when redacted.
     let charset: Charset | null = null;
-    if (scanBytes && scanBytes.byteLength > 0 && !unscanned) {
+    if (scanBytes && scanBytes.byteLength > 0) {
       const recoded = toUtf8(scanBytes, req.headers.get("content-type"));
       if (recoded.ok) {
         scanBytes = recoded.bytes;
@@ -512,10 +512,15 @@ export class ProxyServer {
       );
       scanMs = performance.now() - scanStart;
       trace?.scanned(scanStart, scanStart + scanMs);
-      if (verdict.action === "redact" && verdict.body && (codings.length > 0 || charset)) {
+      if (
+        verdict.action === "redact" &&
+        verdict.body &&
+        unscanned !== "encoded" &&
+        (codings.length > 0 || charset)
+      ) {
         const written = charset ? fromUtf8(verdict.body, charset) : verdict.body;
         verdict = { ...verdict, body: encodeBody(written, codings) };
-      } else if (verdict.action === "redact" && scanBytes !== bytes && codings.length === 0)
+      } else if (verdict.action === "redact" && unscanned === "encoded")
         // The raw bytes of a body that did not decode were scanned as text: there is no way to
         // rebuild the encoded body with the match replaced, so it does not leave at all.
         verdict = { ...verdict, action: "block", body: undefined };

@@ -41,10 +41,19 @@ const BOMS: Record<string, number[]> = {
 };
 const encode = (text: string, charset: string, bom = false) =>
   new Uint8Array([...(bom ? BOMS[charset]! : []), ...iconv.encode(text, charset, { addBOM: false })]);
-const post = (via: InProcessSluice, body: Uint8Array<ArrayBuffer>, contentType: string) =>
+const post = (
+  via: InProcessSluice,
+  body: Uint8Array<ArrayBuffer>,
+  contentType: string,
+  contentEncoding?: string,
+) =>
   fetch(`${via.proxyUrl}/v1/chat/completions`, {
     method: "POST",
-    headers: { authorization: "Bearer sk-test", "content-type": contentType },
+    headers: {
+      authorization: "Bearer sk-test",
+      "content-type": contentType,
+      ...(contentEncoding ? { "content-encoding": contentEncoding } : {}),
+    },
     body,
   });
 
@@ -126,5 +135,17 @@ test("a charset sluice cannot read is refused with 415 and not forwarded", async
   expect(((await res.json()) as { error: { message: string } }).error.message).toContain(
     "unsupported charset x-made-up",
   );
+  expect(up.requests.length).toBe(before);
+});
+
+test("a body that does not decode in its declared coding is still read in its declared charset (found by bun run fuzz)", async () => {
+  const before = up.requests.length;
+  const res = await post(
+    s,
+    encode(chat(`key ${AWS_ID}`), "utf-16be"),
+    "application/json; charset=utf-16be",
+    "deflate",
+  );
+  expect(res.status).toBe(403);
   expect(up.requests.length).toBe(before);
 });

@@ -74,7 +74,7 @@ const word = fc.string({ unit: fc.constantFrom(..."abcdefgh ,.:;-_=/\n"), maxLen
 const key = fc.string({ unit: fc.constantFrom(..."abcdefghijklmnop_"), minLength: 1, maxLength: 12 });
 const shape = fc.array(fc.oneof(key, fc.nat({ max: 3 })), { maxLength: 12 });
 const filler = fc.jsonValue({ maxDepth: 2 });
-const codings = fc.constantFrom(
+const codings = fc.constantFrom<string[]>(
   [],
   ["gzip"],
   ["deflate"],
