@@ -4,7 +4,7 @@
  */
 
 import type { Config } from "../config/schema.ts";
-import type { DeliveryStatus } from "../notify/delivery.ts";
+import type { Notifications } from "../notify/service.ts";
 import type { Bus } from "./bus.ts";
 import type { Logger } from "./log.ts";
 import type { RuleDef } from "./types.ts";
@@ -27,8 +27,8 @@ export interface Runtime {
   readonly startedAt: Date;
   /** The configuration in force; replaced whole on reload. */
   config(): Config;
-  /** Dispatch status of a notification channel by name; null when there is no such channel. */
-  notificationStatus(name: string): DeliveryStatus | null;
+  /** The notification channels and their dispatch; null until the runtime has started them. */
+  notifications(): Notifications | null;
   mode(): ProxyMode;
   /** Switch mode, record `mode_changed`, emit `mode-changed`, persist. */
   setMode(mode: ProxyMode, source: string): void;

@@ -66,6 +66,7 @@ export function senderFor(
 export function dispatchChannel(c: ChannelConfig, now?: () => number): DispatchChannel {
   return {
     name: c.name,
+    type: c.type,
     enabled: c.enabled,
     events: c.events,
     min_severity: c.min_severity,

@@ -34,6 +34,8 @@ export interface DeliveryOptions {
   maxDelayMs: number;
   timeoutMs: number;
   maxPending: number;
+  /** Messages in flight at once per channel. */
+  concurrency: number;
   /** 0..1; injected so tests can pin the jitter. */
   random: () => number;
 }
@@ -44,6 +46,7 @@ export const DEFAULT_DELIVERY: DeliveryOptions = {
   maxDelayMs: 60_000,
   timeoutMs: 10_000,
   maxPending: 1000,
+  concurrency: 2,
   random: Math.random,
 };
 
@@ -59,14 +62,34 @@ export function backoffDelay(
 /** One attempt: resolves with the receiver's answer (for /test) or throws a message without secrets. */
 export type Send = (signal: AbortSignal) => Promise<string>;
 
+/** A failed attempt, for the log: which attempt, why, and whether the message is now dropped. */
+export interface FailedAttempt {
+  attempt: number;
+  attempts: number;
+  error: string;
+  dropped: boolean;
+}
+
 export interface DeliveryQueue {
-  enqueue(send: Send): void;
+  /** `onFail` hears of every failed attempt of this message (the dispatcher logs it). */
+  enqueue(send: Send, onFail?: (f: FailedAttempt) => void): void;
   status(): DeliveryStatus;
   /** Resolves when nothing is pending or in flight (for shutdown and tests). */
   idle(): Promise<void>;
 }
 
-/** @example const q = deliveryQueue(); q.enqueue((signal) => postJson(url, body, signal)); */
+interface Message {
+  send: Send;
+  onFail?: (f: FailedAttempt) => void;
+}
+
+/**
+ * @example const q = deliveryQueue(); q.enqueue((signal) => postJson(url, body, signal));
+ *
+ * At most `concurrency` messages are in flight at once (a message holds its slot through its
+ * retries); the rest wait in order. Without that cap every event opened its own connection, and a
+ * receiver that hangs held hundreds of sockets and timers on the event loop the proxy runs on.
+ */
 export function deliveryQueue(
   options: Partial<DeliveryOptions> = {},
   scheduler: Scheduler = realScheduler,
@@ -80,16 +103,28 @@ export function deliveryQueue(
     sent: 0,
     dropped: 0,
   };
+  const waiting: Message[] = [];
+  let inFlight = 0;
   let waiters: (() => void)[] = [];
-  const settle = () => {
+  const iso = () => new Date(scheduler.now()).toISOString();
+
+  const done = () => {
+    status.pending--;
+    inFlight--;
+    next();
     if (status.pending > 0) return;
     const w = waiters;
     waiters = [];
     for (const f of w) f();
   };
-  const iso = () => new Date(scheduler.now()).toISOString();
+  const next = () => {
+    while (inFlight < o.concurrency && waiting.length > 0) {
+      inFlight++;
+      attempt(waiting.shift()!, 1);
+    }
+  };
 
-  const attempt = (send: Send, n: number): void => {
+  const attempt = (m: Message, n: number): void => {
     const ac = new AbortController();
     // Whichever comes first, the answer or the timeout, decides the attempt; a send that ignores
     // the abort signal and never settles still ends here.
@@ -98,38 +133,42 @@ export function deliveryQueue(
       if (decided) return;
       decided = true;
       ac.abort();
-      fail(send, n, `timed out after ${o.timeoutMs} ms`);
+      fail(m, n, `timed out after ${o.timeoutMs} ms`);
     });
-    send(ac.signal).then(
+    m.send(ac.signal).then(
       () => {
         if (decided) return;
         decided = true;
         status.sent++;
         status.last_success = iso();
-        status.pending--;
-        settle();
+        done();
       },
       (e: unknown) => {
         if (decided) return;
         decided = true;
-        fail(send, n, e instanceof Error ? e.message : String(e));
+        fail(m, n, e instanceof Error ? e.message : String(e));
       },
     );
   };
-  const fail = (send: Send, n: number, message: string) => {
+  const fail = (m: Message, n: number, message: string) => {
     status.last_error = `attempt ${n}/${o.attempts}: ${message}`;
     status.last_error_at = iso();
-    if (n >= o.attempts) {
+    const dropped = n >= o.attempts;
+    try {
+      m.onFail?.({ attempt: n, attempts: o.attempts, error: message, dropped });
+    } catch {
+      /* a listener's fault never stops delivery */
+    }
+    if (dropped) {
       status.dropped++;
-      status.pending--;
-      settle();
+      done();
       return;
     }
-    scheduler.after(backoffDelay(n, o), () => attempt(send, n + 1));
+    scheduler.after(backoffDelay(n, o), () => attempt(m, n + 1));
   };
 
   return {
-    enqueue(send) {
+    enqueue(send, onFail) {
       if (status.pending >= o.maxPending) {
         status.dropped++;
         status.last_error = `queue full (${o.maxPending} pending); message dropped`;
@@ -137,8 +176,9 @@ export function deliveryQueue(
         return;
       }
       status.pending++;
+      waiting.push({ send, onFail });
       // Start on a later turn, never inside the emitter's call.
-      queueMicrotask(() => attempt(send, 1));
+      queueMicrotask(next);
     },
     status: () => ({ ...status }),
     idle: () => (status.pending === 0 ? Promise.resolve() : new Promise((r) => waiters.push(r))),

@@ -5,6 +5,7 @@
  * runs on the request path. A timer (on the injected scheduler) sends the cooldown summaries.
  */
 import type { Bus } from "../core/bus.ts";
+import type { Logger } from "../core/log.ts";
 import type { Severity } from "../core/types.ts";
 import {
   type DeliveryOptions,
@@ -28,6 +29,8 @@ import { type Throttle, throttle } from "./throttle.ts";
 
 export interface DispatchChannel {
   name: string;
+  /** The channel type, for the log line of a failed delivery. */
+  type: string;
   enabled: boolean;
   events: NotifyEventType[];
   min_severity: Severity;
@@ -56,13 +59,34 @@ interface Live {
 export function createDispatcher(
   bus: Bus,
   dashboardUrl: string,
-  options: { scheduler?: Scheduler; delivery?: Partial<DeliveryOptions> } = {},
+  options: {
+    scheduler?: Scheduler;
+    delivery?: Partial<DeliveryOptions>;
+    /** Hears one warning per failed delivery attempt. */
+    log?: Pick<Logger, "warn">;
+  } = {},
 ): Dispatcher {
   const scheduler = options.scheduler ?? realScheduler;
   const live = new Map<string, Live>();
   const now = () => new Date(scheduler.now()).toISOString();
 
-  const enqueue = (l: Live, d: Delivery) => l.queue.enqueue((signal) => l.channel.send(d, signal));
+  // One line per failed attempt: channel, type, event, attempt and the error (which names the
+  // receiver's status, never its URL); secrets and raw values are not in any of them.
+  const enqueue = (l: Live, d: Delivery) => {
+    const c = l.channel;
+    l.queue.enqueue(
+      (signal) => c.send(d, signal),
+      (f) =>
+        options.log?.warn("notification delivery failed", {
+          channel: c.name,
+          channel_type: c.type,
+          event: d.event.type,
+          attempt: `${f.attempt}/${f.attempts}`,
+          error: f.error,
+          dropped: f.dropped,
+        }),
+    );
+  };
 
   const route = (event: NotifyEvent | null) => {
     if (!event) return;

@@ -33,9 +33,8 @@ import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { ExtensionHost } from "../extensions/host.ts";
 import { Metrics } from "../metrics/index.ts";
-import { dispatchChannel } from "../notify/channels.ts";
-import type { DeliveryStatus } from "../notify/delivery.ts";
-import { createDispatcher, type Dispatcher } from "../notify/dispatcher.ts";
+import { loadOrCreateNotifyKey, secretBox } from "../notify/secret-box.ts";
+import { Notifications } from "../notify/service.ts";
 import { installationKey } from "../policy/hmac-key.ts";
 import { contentHash } from "../policy/mask.ts";
 import { createPipeline } from "../policy/pipeline.ts";
@@ -84,7 +83,7 @@ export interface StartOptions {
 
 export class SluiceRuntime implements Runtime {
   readonly bus = new Bus();
-  #notify: Dispatcher | null = null;
+  #notifications: Notifications | null = null;
   readonly log: Logger;
   readonly startedAt = new Date();
   readonly metrics = new Metrics();
@@ -253,7 +252,7 @@ export class SluiceRuntime implements Runtime {
         );
       }
     }
-    this.#startNotifications(cfg);
+    this.#startNotifications();
     // Signals before the banner: whoever reads "listening" may signal at once.
     if (this.opts.installSignals) this.#installSignals();
     if (this.opts.printBanner !== false) {
@@ -276,16 +275,23 @@ export class SluiceRuntime implements Runtime {
     this.bus.emit("config-reloaded", { changes: [], source: "startup" });
   }
 
-  notificationStatus(name: string): DeliveryStatus | null {
-    return this.#notify?.status(name) ?? null;
+  notifications(): Notifications | null {
+    return this.#notifications;
   }
 
   /** Notification channels listen on the bus; sending runs on their own queues, never on a request. */
-  #startNotifications(cfg: Config): void {
+  #startNotifications(): void {
     const d = this.dashboardAddress();
     const url = d ? `http://${d.host.includes(":") ? `[${d.host}]` : d.host}:${d.port}` : "";
-    this.#notify = createDispatcher(this.bus, url);
-    this.#notify.setChannels(cfg.notifications.channels.map((c) => dispatchChannel(c)));
+    let box: ReturnType<typeof secretBox> | null = null;
+    this.#notifications = new Notifications({
+      bus: this.bus,
+      log: this.log,
+      dashboardUrl: url,
+      configChannels: () => this.#config.notifications.channels,
+      repo: this.store.notifyChannels,
+      box: () => (box ??= secretBox(loadOrCreateNotifyKey(this.configDir))),
+    });
   }
 
   /**
@@ -442,7 +448,7 @@ export class SluiceRuntime implements Runtime {
   #apply(prev: Config, next: Config): void {
     this.log.level = next.logging.level;
     this.log.format = next.logging.format;
-    this.#notify?.setChannels(next.notifications.channels.map((c) => dispatchChannel(c)));
+    this.#notifications?.refresh();
     // Plugins are imported again on every reload, so that an edited plugin file takes effect.
     void this.extensions.load(next.extensions, this.configDir);
     if (JSON.stringify(prev.tracing) !== JSON.stringify(next.tracing)) {
@@ -595,7 +601,7 @@ export class SluiceRuntime implements Runtime {
     this.#pool.close(); // 4
     await this.#tracing?.shutdown();
     try {
-      this.#notify?.stop();
+      this.#notifications?.stop();
       await this.#dashboard?.stop();
     } catch (e) {
       this.log.error(`dashboard stop failed: ${(e as Error).message}`);

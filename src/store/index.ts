@@ -27,6 +27,7 @@ import { FindingsRepo } from "./findings.ts";
 import { listen } from "./listen.ts";
 import { McpRepo } from "./mcp.ts";
 import { migrate } from "./migrations.ts";
+import { NotifyChannelsRepo } from "./notify-channels.ts";
 import { RulesRepo } from "./rules.ts";
 import { SessionsRepo } from "./sessions.ts";
 import { SettingsRepo } from "./settings.ts";
@@ -69,6 +70,7 @@ function repositories(db: Database) {
     mcp: new McpRepo(db),
     settings: new SettingsRepo(db),
     clients: new ClientTrafficRepo(db),
+    notifyChannels: new NotifyChannelsRepo(db),
   };
 }
 export type Repositories = Readonly<ReturnType<typeof repositories>>;

@@ -353,6 +353,22 @@ export const MIGRATIONS: Migration[] = [
   recordActionProvenance,
   // 6: WebSocket targets recorded with credentials in their URL lose them
   stripWsTargetCredentials,
+  // 7: notification channels made through the API (secret fields sealed, see notify/secret-box.ts)
+  //    and the enabled switch of channels from the config file
+  `
+  CREATE TABLE IF NOT EXISTS notify_channels (
+    name TEXT PRIMARY KEY,
+    type TEXT NOT NULL,
+    settings TEXT NOT NULL,
+    sealed TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+  ) WITHOUT ROWID;
+  CREATE TABLE IF NOT EXISTS notify_toggles (
+    name TEXT PRIMARY KEY,
+    enabled INTEGER NOT NULL
+  ) WITHOUT ROWID;
+  `,
 ];
 
 /**

@@ -45,7 +45,7 @@ export function makeRuntime(
     startedAt: new Date(),
     counters,
     config: () => config,
-    notificationStatus: () => null,
+    notifications: () => null,
     mode: currentMode,
     setMode(next, source) {
       const previous = currentMode();

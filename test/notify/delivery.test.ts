@@ -74,4 +74,37 @@ describe("delivery queue", () => {
     expect(st.last_success).toBe(new Date(0).toISOString());
     expect(st.last_error).toContain("queue full");
   });
+  test("at most `concurrency` messages are in flight; the rest wait in order; each failed attempt is reported", async () => {
+    const s = manualScheduler();
+    const q = deliveryQueue(
+      { attempts: 2, baseDelayMs: 100, timeoutMs: 1000, concurrency: 2, random: () => 0 },
+      s,
+    );
+    const started: number[] = [];
+    const failures: string[] = [];
+    for (let i = 0; i < 6; i++)
+      q.enqueue(
+        () => {
+          started.push(i);
+          return new Promise<string>(() => {});
+        },
+        (f) => failures.push(`${i}:${f.attempt}/${f.attempts}:${f.dropped}:${f.error}`),
+      );
+    await s.advance(1);
+    expect(started).toEqual([0, 1]);
+    expect(q.status().pending).toBe(6);
+    // both attempts of 0 and 1 time out (1000 + 0 backoff + 1000), then 2 and 3 start
+    await s.advance(2000);
+    expect(started).toEqual([0, 1, 0, 1, 2, 3]);
+    expect(failures.slice(0, 2)).toEqual([
+      "0:1/2:false:timed out after 1000 ms",
+      "1:1/2:false:timed out after 1000 ms",
+    ]);
+    expect(failures.slice(2, 4)).toEqual([
+      "0:2/2:true:timed out after 1000 ms",
+      "1:2/2:true:timed out after 1000 ms",
+    ]);
+    await s.advance(10_000);
+    expect(q.status()).toMatchObject({ pending: 0, dropped: 6, sent: 0 });
+  });
 });

@@ -65,6 +65,7 @@ test("a storm of 1,000 findings in 10 s: one message, then one summary carrying 
   d.setChannels([
     {
       name: "hook",
+      type: "webhook",
       enabled: true,
       events: ["finding"],
       min_severity: "high",
@@ -93,5 +94,46 @@ test("a storm of 1,000 findings in 10 s: one message, then one summary carrying 
   // the summary counts the 999 held back; with the first message, all 1,000 are accounted for
   expect(received[1]).toMatchObject({ type: "finding", count: 999, rule: "aws_access_key" });
   expect(d.status("hook")).toMatchObject({ sent: 2, dropped: 0, pending: 0, last_error: null });
+  d.stop();
+});
+
+test("each failed delivery attempt is one log line: channel, type, event, attempt, error; no secret", async () => {
+  const s = manualScheduler();
+  const bus = new Bus();
+  const lines: { msg: string; fields: Record<string, unknown> }[] = [];
+  const d = createDispatcher(bus, "http://127.0.0.1:1", {
+    scheduler: s,
+    delivery: { attempts: 3, baseDelayMs: 100, random: () => 0.5 },
+    log: { warn: (msg, fields) => void lines.push({ msg, fields: fields ?? {} }) },
+  });
+  d.setChannels([
+    {
+      name: "pager",
+      type: "pagerduty",
+      enabled: true,
+      events: ["finding"],
+      min_severity: "high",
+      cooldown_seconds: 0,
+      send: async () => {
+        throw new Error("receiver answered 500 down");
+      },
+    },
+  ]);
+  bus.emit("finding", finding("critical", 1));
+  await s.advance(10_000);
+  expect(lines).toEqual(
+    [1, 2, 3].map((n) => ({
+      msg: "notification delivery failed",
+      fields: {
+        channel: "pager",
+        channel_type: "pagerduty",
+        event: "finding",
+        attempt: `${n}/3`,
+        error: "receiver answered 500 down",
+        dropped: n === 3,
+      },
+    })),
+  );
+  expect(d.status("pager")).toMatchObject({ dropped: 1, pending: 0 });
   d.stop();
 });
