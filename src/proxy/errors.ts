@@ -50,7 +50,9 @@ export function providerError(
     default: {
       const type =
         kind === "blocked"
-          ? "permission_error"
+          ? status === 400
+            ? "invalid_request_error"
+            : "permission_error"
           : kind === "bad_request"
             ? "invalid_request_error"
             : "upstream_error";
@@ -69,28 +71,38 @@ export function providerError(
 
 /**
  * The status a blocked request is answered with, per provider: the one its tools show as a plain
- * error with the message. Claude Code reads any 401 or 403 as a sign-in problem ("Failed to
- * authenticate"), and shows a 400 as "API Error: <message>" without retrying, so Anthropic gets a
- * 400 `invalid_request_error`; the others keep 403.
+ * error with the message, without retrying. Claude Code reads any 401 or 403 as a sign-in problem
+ * ("Failed to authenticate") and shows a 400 as "API Error: <message>", so Anthropic gets a 400
+ * `invalid_request_error`. Codex treats every status but 400, 401 and 429 as a transient failure:
+ * it retries, then falls back from its WebSocket to HTTP, and is blocked again each time; a 400 is
+ * an invalid request it shows and stops at, so OpenAI's shapes (the API and the ChatGPT back end)
+ * get a 400 `invalid_request_error` with code `blocked_by_sluice`. Gemini's keep 403.
  */
-const BLOCK_STATUS: Partial<Record<ProviderLabel, number>> = { anthropic: 400 };
+const BLOCK_STATUS: Partial<Record<ProviderLabel, number>> = { anthropic: 400, openai: 400, chatgpt: 400 };
 
 /** A blocked request's answer in the provider's error shape. */
 export function blockedResponse(provider: ProviderLabel, notice: BlockNotice): Response {
   const status = BLOCK_STATUS[provider] ?? 403;
-  return providerError(provider, status, notice.message, status === 400 ? "bad_request" : "blocked");
+  return providerError(
+    provider,
+    status,
+    notice.message,
+    status === 400 && provider === "anthropic" ? "bad_request" : "blocked",
+  );
 }
 
 /**
- * The frame sent on a Responses WebSocket (Codex) before closing it for a blocked frame: the wrapped
- * `error` event that Responses clients map to an HTTP error, so the tool shows why at once instead of
- * treating the close as a dropped stream and reconnecting.
+ * The answer to a blocked frame on a Responses WebSocket (Codex), in place of the response it would
+ * have had: the wrapped `error` event, which Codex reads as an HTTP error of `status_code`. With 400
+ * it ends the turn and shows the message (an invalid request), where a closed socket or another
+ * status is a dropped stream it reconnects for and then retries over HTTP. The socket stays open.
  */
 export function blockedWsErrorEvent(notice: BlockNotice): string {
   return JSON.stringify({
     type: "error",
-    status: 403,
-    error: { type: "permission_error", code: "blocked_by_sluice", message: notice.message },
+    status_code: 400,
+    status: 400,
+    error: { type: "invalid_request_error", code: "blocked_by_sluice", message: notice.message },
   });
 }
 

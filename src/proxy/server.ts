@@ -839,9 +839,21 @@ export class ProxyServer {
         unscanned: mode === "active" ? unscanned : null,
       });
       if (verdict.action === "block") {
+        const notice = blockNotice("this WebSocket message", verdict.findings);
+        if (d.provider === "openai" || d.provider === "chatgpt") {
+          // A Responses socket carries one request per frame: the blocked one is answered with an
+          // error event, and the socket stays open for the next.
+          this.deps.log.warn(
+            `blocked a WebSocket frame on ${d.path}: ${notice.found}; answered with an error event`,
+            {
+              session_id: d.session.session_id,
+            },
+          );
+          ws.send(blockedWsErrorEvent(notice));
+          return;
+        }
         d.closed = true;
         d.closeCode = WS_POLICY_CLOSE;
-        const notice = blockNotice("this WebSocket message", verdict.findings);
         // Like a blocked HTTP request's line: what was found and where (masked, never the value).
         this.deps.log.warn(`blocked a WebSocket frame on ${d.path}: ${notice.found}; closing ${d.id}`, {
           session_id: d.session.session_id,
@@ -851,7 +863,6 @@ export class ProxyServer {
         } catch {
           /* gone */
         }
-        if (d.provider === "openai" || d.provider === "chatgpt") ws.send(blockedWsErrorEvent(notice));
         ws.close(WS_POLICY_CLOSE, blockedCloseReason(notice));
         return;
       }

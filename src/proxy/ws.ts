@@ -1,8 +1,9 @@
 /**
  * WebSocket tunnels through the proxy (Codex's Responses socket on a provider path, and `/ws?url=`):
  * the client's upgrade completes only after the upstream answered 101; frames pass both ways
- * unchanged; every client frame goes through the request-scanning hook first (in order), and a
- * block closes both sides with 1008 (policy violation).
+ * unchanged; every client frame goes through the request-scanning hook first (in order). A blocked
+ * frame on a Responses socket is answered with an error event (the socket stays open); on any other
+ * tunnel a block closes both sides with 1008 (policy violation).
  */
 import type { Server, ServerWebSocket } from "bun";
 import type { UpstreamTls } from "../config/load.ts";

@@ -88,14 +88,14 @@ describe("block", () => {
     expect(up.requests.length).toBe(before);
   });
 
-  test("openai SDK: 403 with code blocked_by_sluice; upstream never sees it", async () => {
+  test("openai SDK: 400 with code blocked_by_sluice (Codex retries any other status); upstream never sees it", async () => {
     const client = new OpenAI({ baseURL: `${s.proxyUrl}/v1`, apiKey: "sk-test", maxRetries: 0 });
     const before = up.requests.length;
     const err = (await client.chat.completions
       .create({ model: "gpt-5", messages: [{ role: "user", content: `token ${GH}` }] })
-      .catch((e) => e)) as InstanceType<typeof OpenAI.PermissionDeniedError>;
-    expect(err).toBeInstanceOf(OpenAI.PermissionDeniedError);
-    expect(err.status).toBe(403);
+      .catch((e) => e)) as InstanceType<typeof OpenAI.BadRequestError>;
+    expect(err).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(err.status).toBe(400);
     expect(err.code).toBe("blocked_by_sluice");
     expect(err.message).toContain("github_pat");
     noValues(JSON.stringify(err.error));
@@ -240,8 +240,8 @@ describe("Codex WebSocket", () => {
     ws.send(clean);
     await reply;
     expect(up.wsMessages.at(-1)).toBe(clean);
-    const closed = new Promise<CloseEvent>((r) => ws.addEventListener("close", (e) => r(e), { once: true }));
     const n = up.wsMessages.length;
+    const answer = new Promise((r) => ws.addEventListener("message", (e) => r(e.data), { once: true }));
     ws.send(
       JSON.stringify({
         type: "response.create",
@@ -249,9 +249,18 @@ describe("Codex WebSocket", () => {
         input: [{ type: "function_call_output", call_id: "c1", output: `AWS_ACCESS_KEY_ID=${AWS_ID}` }],
       }),
     );
-    const ev = await closed;
-    expect(ev.code).toBe(1008);
+    expect(JSON.parse(String(await answer))).toMatchObject({
+      type: "error",
+      status_code: 400,
+      error: { code: "blocked_by_sluice" },
+    });
     expect(up.wsMessages.length).toBe(n);
+    // The socket stays open: the next turn goes through on it.
+    const again = new Promise((r) => ws.addEventListener("message", (e) => r(e.data), { once: true }));
+    ws.send(clean);
+    await again;
+    expect(up.wsMessages.at(-1)).toBe(clean);
+    expect(ws.readyState).toBe(WebSocket.OPEN);
     expect(findings.some((f) => f.rule === "aws_access_key_id" && f.path === "input[0].output")).toBe(true);
   });
 });

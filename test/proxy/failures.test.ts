@@ -182,7 +182,7 @@ describe("the request-scanning hook", () => {
       headers: GEM,
       body,
     });
-    expect([a.status, o.status, g.status]).toEqual([400, 403, 403]);
+    expect([a.status, o.status, g.status]).toEqual([400, 400, 403]);
     const at = await a.text();
     const ot = await o.text();
     const gt = await g.text();
@@ -193,7 +193,9 @@ describe("the request-scanning hook", () => {
       );
     }
     expect(JSON.parse(at)).toMatchObject({ type: "error", error: { type: "invalid_request_error" } });
-    expect(JSON.parse(ot)).toMatchObject({ error: { type: "permission_error", code: "blocked_by_sluice" } });
+    expect(JSON.parse(ot)).toMatchObject({
+      error: { type: "invalid_request_error", code: "blocked_by_sluice" },
+    });
     expect(JSON.parse(gt)).toMatchObject({ error: { code: 403, status: "PERMISSION_DENIED" } });
     expect(up.requests.length).toBe(before);
     expect(requests).toEqual(["block", "block", "block"]);

@@ -240,14 +240,14 @@ describe("Codex signed in with ChatGPT", () => {
       headers: r.headers(),
       body: new Uint8Array(zstdCompressSync(r.withPrompt(AWS_ID))),
     });
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(400);
     const body = JSON.parse(res.text) as { error: { code: string; type: string; message: string } };
-    expect(body.error).toMatchObject({ code: "blocked_by_sluice", type: "permission_error" });
+    expect(body.error).toMatchObject({ code: "blocked_by_sluice", type: "invalid_request_error" });
     expect(body.error.message).toMatch(/aws_access_key_id at input\[\d+\]\.content\[0\]\.text/);
     expect(up.requests.length).toBe(before);
   });
 
-  test("WebSocket: the recorded frames pass unchanged; a secret is redacted in its frame; a block closes 1008", async () => {
+  test("WebSocket: the recorded frames pass unchanged; a secret is redacted in its frame; a block is answered with an error event", async () => {
     const upgrade = recorded("codex-chatgpt-ws-upgrade");
     const prewarm = recorded("codex-chatgpt-ws-frame-prewarm", "codex-chatgpt-ws-upgrade");
     const turn = recorded("codex-chatgpt-ws-frame-turn", "codex-chatgpt-ws-upgrade");
@@ -288,12 +288,15 @@ describe("Codex signed in with ChatGPT", () => {
 
     const before = up.wsMessages.length;
     const error = next(ws);
-    const closed = new Promise<CloseEvent>((r) => ws.addEventListener("close", (e) => r(e), { once: true }));
     ws.send(dec.decode(turn.withPrompt(AWS_ID)));
-    const event = JSON.parse(await error) as { type: string; status: number; error: { code: string } };
-    expect(event).toMatchObject({ type: "error", status: 403, error: { code: "blocked_by_sluice" } });
-    expect((await closed).code).toBe(1008);
+    const event = JSON.parse(await error) as { type: string; status_code: number; error: { code: string } };
+    expect(event).toMatchObject({ type: "error", status_code: 400, error: { code: "blocked_by_sluice" } });
     expect(up.wsMessages.length).toBe(before);
+    // The socket stays open for the next turn.
+    const answer = next(ws);
+    ws.send(dec.decode(turn.body));
+    await answer;
+    expect(String(up.wsMessages.at(-1))).toBe(dec.decode(turn.body));
   });
 
   test("the account check is forwarded untouched; the origin it routes the conversation to is counted as bypass", async () => {

@@ -1,6 +1,7 @@
 /**
  * WebSocket tunnels: Codex's `GET /v1/responses` upgrade relayed to the upstream as wss://, frames both
- * ways unchanged, each client frame through the hook, block closes with 1008; the upgrade completes
+ * ways unchanged, each client frame through the hook, a block answered with an error event on a
+ * Responses socket and closed with 1008 on a /ws tunnel; the upgrade completes
  * only after the upstream's 101; `/ws?url=` accepts only ws:// and wss:// targets.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -112,60 +113,84 @@ test("Codex WebSocket: relayed to upstream wss://, frames unchanged both ways, e
   expect(requests).toHaveLength(2);
 });
 
-test("a blocked frame closes the connection with 1008 and never reaches upstream", async () => {
-  up.ws("/v1/responses");
-  await using s = await startSluice({
-    upstream: up.url,
-    hook: (r): Verdict =>
-      new TextDecoder().decode(r.body).includes("SECRET")
-        ? {
+/** A hook that blocks every frame holding "SECRET", with one finding at `input[0].text`. */
+const secretHook = (r: ScanRequest): Verdict =>
+  new TextDecoder().decode(r.body).includes("SECRET")
+    ? {
+        action: "block",
+        findings: [
+          {
+            rule: "r1",
+            detector: "custom",
+            finding_type: "custom_secret",
+            severity: "high",
             action: "block",
-            findings: [
-              {
-                rule: "r1",
-                detector: "custom",
-                finding_type: "custom_secret",
-                severity: "high",
-                action: "block",
-                action_source: "rule",
-                matched_rules: ["r1"],
-                path: "input[0].text",
-                start: 0,
-                end: 6,
-                preview: "SE****",
-                content_hash: "1".repeat(64),
-                value_hash: null,
-                decoded: null,
-                description: "",
-              },
-            ],
-            scanned_bytes: r.body.byteLength,
-          }
-        : { action: "pass", findings: [], scanned_bytes: r.body.byteLength },
-  });
+            action_source: "rule",
+            matched_rules: ["r1"],
+            path: "input[0].text",
+            start: 0,
+            end: 6,
+            preview: "SE****",
+            content_hash: "1".repeat(64),
+            value_hash: null,
+            decoded: null,
+            description: "",
+          },
+        ],
+        scanned_bytes: r.body.byteLength,
+      }
+    : { action: "pass", findings: [], scanned_bytes: r.body.byteLength };
+
+test("a blocked frame on a Responses socket is answered with a 400 error event; the socket stays open", async () => {
+  up.ws("/v1/responses");
+  await using s = await startSluice({ upstream: up.url, hook: secretHook });
   const ws = await open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, { authorization: "Bearer sk-x" });
   const ok = nextMessage(ws);
   ws.send("harmless");
   expect(await ok).toBe("harmless");
   const before = up.wsMessages.length;
-  const c = closed(ws);
   const errorEvent = nextMessage(ws);
   ws.send("my SECRET value");
-  // Codex maps this wrapped error event to an HTTP 403 and shows it, instead of reconnecting.
-  expect(JSON.parse(String(await errorEvent))).toMatchObject({
+  // Codex reads this as an HTTP 400: an invalid request it shows and does not retry or reconnect for.
+  const event = String(await errorEvent);
+  expect(JSON.parse(event)).toMatchObject({
     type: "error",
-    status: 403,
-    error: { type: "permission_error", code: "blocked_by_sluice" },
+    status_code: 400,
+    error: { type: "invalid_request_error", code: "blocked_by_sluice" },
   });
+  expect(event).toContain("custom_secret at input[0].text");
+  expect(event).not.toContain("SECRET value");
+  expect(up.wsMessages.length).toBe(before);
+  const next = nextMessage(ws);
+  ws.send("next turn");
+  expect(await next).toBe("next turn");
+  expect(ws.readyState).toBe(WebSocket.OPEN);
+  // The log line names the rule and the field, as for a blocked HTTP request, never the value.
+  const line = s.runtime.log.recent.find((l) => l.includes("blocked a WebSocket frame"));
+  expect(line).toContain("custom_secret at input[0].text (rule r1; block: set on the rule)");
+  expect(line).not.toContain("SECRET value");
+  ws.close();
+});
+
+test("a blocked frame on a /ws?url= tunnel closes both sides with 1008 and never reaches the target", async () => {
+  await using s = await startSluice({
+    upstream: up.url,
+    hook: secretHook,
+    config: { websocket: { allowed_private_targets: ["127.0.0.1"] } },
+  });
+  const target = `${up.url.replace("https", "wss")}/echo`;
+  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/ws?url=${encodeURIComponent(target)}`);
+  const ok = nextMessage(ws);
+  ws.send("harmless");
+  expect(await ok).toBe("harmless");
+  const before = up.wsMessages.length;
+  const c = closed(ws);
+  ws.send("my SECRET value");
   const ev = await c;
   expect(ev.code).toBe(1008);
   expect(ev.reason).toContain("custom_secret");
   expect(ev.reason).not.toContain("SECRET value");
   expect(up.wsMessages.length).toBe(before);
-  // The log line names the rule and the field, as for a blocked HTTP request, never the value.
-  const line = s.runtime.log.recent.find((l) => l.includes("blocked a WebSocket frame"));
-  expect(line).toContain("custom_secret at input[0].text (rule r1; block: set on the rule)");
-  expect(line).not.toContain("SECRET value");
 });
 
 test("the upgrade completes only after the upstream's 101: a refused upstream upgrade fails the client's", async () => {

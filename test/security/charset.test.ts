@@ -98,7 +98,7 @@ for (const c of CASES) {
   test(`${c.name}: a secret is found and blocked`, async () => {
     const before = up.requests.length;
     const res = await post(s, encode(chat(`deploy with ${AWS_ID} café`), c.charset, c.bom), c.contentType);
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(400);
     expect(await res.text()).toContain("aws_access_key_id at messages[0].content");
     expect(up.requests.length).toBe(before);
   });
@@ -146,6 +146,6 @@ test("a body that does not decode in its declared coding is still read in its de
     "application/json; charset=utf-16be",
     "deflate",
   );
-  expect(res.status).toBe(403);
+  expect(res.status).toBe(400);
   expect(up.requests.length).toBe(before);
 });

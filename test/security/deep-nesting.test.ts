@@ -29,8 +29,8 @@ function nest(n: number, kind: "object" | "array" | "mixed", leaf: string): stri
 }
 
 /** Where a deep value sits in each provider's body: `deep` is JSON text, `top` a string placed in the conversation. */
-/** A block is a 400 on Anthropic's paths (Claude Code reads a 403 as a sign-in failure), a 403 elsewhere. */
-const blockedStatus = (path: string) => (path.startsWith("/v1/messages") ? 400 : 403);
+/** A block is a 400 on Anthropic's and OpenAI's paths (src/proxy/errors.ts BLOCK_STATUS), a 403 on Gemini's. */
+const blockedStatus = (path: string) => (path.startsWith("/v1beta") ? 403 : 400);
 
 const FIELDS: { name: string; path: string; body: (deep: string, top: string) => string }[] = [
   {
@@ -168,7 +168,7 @@ describe("a million levels", () => {
 
 describe("a WebSocket frame", () => {
   for (const n of [1_000, 100_000, 1_000_000])
-    test(`${n} levels: a token at the bottom closes the socket with 1008, nothing forwarded`, async () => {
+    test(`${n} levels: a token at the bottom is answered with the block's error event, nothing forwarded`, async () => {
       const ws = new WebSocket(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
         headers: { authorization: "Bearer sk-test" },
       } as unknown as string[]);
@@ -177,12 +177,15 @@ describe("a WebSocket frame", () => {
         ws.onerror = () => reject(new Error("websocket failed to open"));
       });
       const frames = up.wsMessages.length;
-      const closed = new Promise<number>((resolve) => ws.addEventListener("close", (e) => resolve(e.code)));
+      const answer = new Promise<string>((resolve) =>
+        ws.addEventListener("message", (e) => resolve(String(e.data)), { once: true }),
+      );
       ws.send(
         `{"type":"response.create","model":"gpt","input":[${nest(n, "mixed", JSON.stringify(TOKEN))}]}`,
       );
-      expect(await closed).toBe(1008);
+      expect(JSON.parse(await answer)).toMatchObject({ type: "error", error: { code: "blocked_by_sluice" } });
       expect(up.wsMessages.length).toBe(frames);
+      ws.close();
     });
 });
 

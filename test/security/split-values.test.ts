@@ -224,7 +224,7 @@ describe("text in data fields", () => {
       },
       { path: "/v1/chat/completions" },
     );
-    expect(res.status).toBe(403);
+    expect(res.status).toBe(400);
   });
 
   test("an Anthropic document whose base64 is text", async () => {
