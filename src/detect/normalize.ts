@@ -17,26 +17,38 @@ export interface Normalized {
   from: Int32Array;
 }
 
-/** Whether the text holds any character this file may change (almost no text does). */
+/**
+ * Compatibility forms NFKC folds into ASCII letters, digits and punctuation: superscripts and
+ * subscripts, letterlike symbols and number forms, enclosed alphanumerics, fullwidth forms, the
+ * Latin ligatures, the long s, the ideographic space and (as their high surrogates) mathematical
+ * alphanumerics and enclosed alphanumeric supplements. Other characters are left alone: NFKC of
+ * accented letters, dashes, quotes, arrows or CJK text changes nothing a rule looks for.
+ */
+function compat(c: number): boolean {
+  return (
+    (c >= 0x2070 && c <= 0x218f) ||
+    (c >= 0x2460 && c <= 0x24ff) ||
+    (c >= 0xfe00 && c <= 0xffef) ||
+    (c >= 0xfb00 && c <= 0xfb06) ||
+    c === 0x017f ||
+    c === 0x3000 ||
+    c === 0xd835 ||
+    c === 0xd83c
+  );
+}
+
+/** Whether `c` is a Cyrillic or Greek code unit (where the look-alikes are). */
+const greekOrCyrillic = (c: number) => c >= 0x0370 && c <= 0x052f;
+
+/**
+ * Whether the text holds any character this file may change (almost no text does: curly quotes,
+ * dashes, ellipses and arrows of ordinary prose are not among them).
+ */
 function suspect(text: string): boolean {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c < 0xad) continue;
-    if (
-      c === 0xad ||
-      (c >= 0x034f && c <= 0x052f) ||
-      c === 0x061c ||
-      (c >= 0x115f && c <= 0x1160) ||
-      (c >= 0x17b4 && c <= 0x17b5) ||
-      c === 0x180e ||
-      (c >= 0x200b && c <= 0x206f) ||
-      (c >= 0x2100 && c <= 0x24ff) ||
-      c === 0x3164 ||
-      (c >= 0xfe00 && c <= 0xffa0) ||
-      c === 0xd835 ||
-      c === 0xdb40
-    )
-      return true;
+    if (invisible(c) || compat(c) || greekOrCyrillic(c) || c === 0xdb40) return true;
   }
   return false;
 }
@@ -121,46 +133,78 @@ const CONFUSABLE: Record<string, string> = {
 
 const asciiAlnum = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
 
-/** The text with evasions undone, or null when it holds nothing to undo. */
+/**
+ * The text with evasions undone, or null when it holds nothing to undo. Runs of characters that stay
+ * as they are are copied as slices; only the characters that change are looked at one by one.
+ */
 export function normalizeForMatching(text: string): Normalized | null {
   if (!suspect(text)) return null;
-  const out: string[] = [];
-  const from: number[] = [];
-  let changed = false;
   const n = text.length;
+  const parts: string[] = [];
+  let from = new Int32Array(n + 16);
+  let len = 0;
+  const room = (k: number) => {
+    if (len + k < from.length) return;
+    const grown = new Int32Array(Math.max(from.length * 2, len + k + 16));
+    grown.set(from.subarray(0, len));
+    from = grown;
+  };
+  let changed = false;
+  // Characters [kept, i) are copied unchanged when the next change (or the end) comes.
+  let kept = 0;
+  const keep = (end: number) => {
+    if (end <= kept) return;
+    parts.push(text.slice(kept, end));
+    room(end - kept);
+    for (let k = kept; k < end; k++) from[len++] = k;
+  };
   for (let i = 0; i < n; ) {
     const c = text.charCodeAt(i);
+    if (c < 0xad) {
+      i++;
+      continue;
+    }
     // Unicode tag characters (U+E0000–E007F) are invisible; they are dropped.
     if (c === 0xdb40 && i + 1 < n) {
       const d = text.charCodeAt(i + 1);
       if (d >= 0xdc00 && d <= 0xdc7f) {
-        i += 2;
+        keep(i);
+        kept = i += 2;
         changed = true;
         continue;
       }
     }
-    const width = c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
-    const ch = text.slice(i, i + width);
     if (invisible(c)) {
+      keep(i);
+      kept = i += 1;
       changed = true;
-      i += 1;
       continue;
     }
-    let rep = ch;
-    const conf = CONFUSABLE[ch];
-    if (conf !== undefined) {
-      if (nextToAscii(text, i, width)) rep = conf;
-    } else if (c >= 0x80) rep = ch.normalize("NFKC");
-    if (rep !== ch) changed = true;
-    for (let k = 0; k < rep.length; k++) {
-      out.push(rep[k]!);
-      from.push(i);
+    const width = c >= 0xd800 && c <= 0xdbff && i + 1 < n ? 2 : 1;
+    let rep: string | null = null;
+    if (greekOrCyrillic(c)) {
+      const conf = CONFUSABLE[text[i]!];
+      if (conf !== undefined && nextToAscii(text, i, width)) rep = conf;
+    } else if (compat(c)) {
+      const ch = text.slice(i, i + width);
+      const folded = ch.normalize("NFKC");
+      if (folded !== ch) rep = folded;
+    }
+    if (rep !== null) {
+      keep(i);
+      parts.push(rep);
+      room(rep.length);
+      for (let k = 0; k < rep.length; k++) from[len++] = i;
+      kept = i + width;
+      changed = true;
     }
     i += width;
   }
   if (!changed) return null;
-  from.push(n);
-  return { text: out.join(""), from: Int32Array.from(from) };
+  keep(n);
+  room(1);
+  from[len] = n;
+  return { text: parts.join(""), from: from.slice(0, len + 1) };
 }
 
 /**
