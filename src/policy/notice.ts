@@ -50,15 +50,39 @@ export interface BlockNotice {
   }[];
 }
 
+/** Where the user can see a block's findings and allow a false positive: the running dashboard. */
+export interface NoticeLinks {
+  /** The dashboard's base URL (`http://127.0.0.1:8081`). */
+  dashboard: string;
+  /** The session the findings were stored under. */
+  session: string | null;
+}
+
+/** What to do about a block: remove the value, or allowlist a false positive (with links when there is a dashboard). */
+function nextSteps(blocking: Finding[], links: NoticeLinks | null): string {
+  if (!links) return "Remove the sensitive content or ask your administrator to adjust the rule.";
+  const q = new URLSearchParams();
+  if (links.session) q.set("session_id", links.session);
+  const rules = [...new Set(blocking.map((f) => f.rule))];
+  if (rules.length === 1) q.set("rule", rules[0]!);
+  return `Remove the sensitive content; if it is a false positive, allowlist it at ${links.dashboard}/#/allowlists. Findings: ${links.dashboard}/#/findings?${q}`;
+}
+
 /**
  * Why `subject` ("this request", "tools/call write_file", …) was blocked: the message names the
- * findings whose action is block (all of them when none is), the list holds every finding.
+ * findings whose action is block (all of them when none is), what to do, and (with `links`) where
+ * the findings are and where a false positive is allowed; the list holds every finding.
  */
-export function blockNotice(subject: string, findings: Finding[]): BlockNotice {
+export function blockNotice(
+  subject: string,
+  findings: Finding[],
+  links: NoticeLinks | null = null,
+): BlockNotice {
   const blocking = findings.filter((f) => f.action === "block");
-  const found = describeFindings(blocking.length > 0 ? blocking : findings);
+  const named = blocking.length > 0 ? blocking : findings;
+  const found = describeFindings(named);
   return {
-    message: `sluice blocked ${subject}: ${found}. Remove the sensitive content or ask your administrator to adjust the rule.`,
+    message: `sluice blocked ${subject}: ${found}. ${nextSteps(named, links)}`,
     found,
     findings: findings.map((f) => ({
       type: f.finding_type,

@@ -22,7 +22,7 @@ import {
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonBody } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
-import { blockNotice } from "../policy/notice.ts";
+import { blockNotice, type NoticeLinks } from "../policy/notice.ts";
 import type { Tracing } from "../tracing/index.ts";
 import { type Charset, declaredCharset, fromUtf8, isUtf8Charset, toUtf8 } from "./charset.ts";
 import { decodeBody, encodeBody } from "./encoding.ts";
@@ -47,6 +47,8 @@ import { checkWsTarget } from "./ws-target.ts";
 
 export interface ProxyDeps {
   config(): Config;
+  /** The running dashboard's base URL for links in block messages, or null when it is off. */
+  dashboardUrl?(): string | null;
   mode(): ProxyMode;
   hook(): RequestHook;
   bus: Bus;
@@ -300,6 +302,12 @@ export class ProxyServer {
    * Count traffic sluice could not read, per client, and say so in the log: a warning for the first
    * of a client and reason each minute, the rest at debug level (a stream of frames is one story).
    */
+  /** Links for a block message: the dashboard's findings of this session, and its allowlists. */
+  #links(session: SessionContext): NoticeLinks | null {
+    const dashboard = this.deps.dashboardUrl?.() ?? null;
+    return dashboard ? { dashboard, session: session.session_id || null } : null;
+  }
+
   #noteUnscanned(session: SessionContext, reason: UnscannedReason, detail: string, requestId: string) {
     this.deps.metrics.countUnscanned(session.client, reason);
     const key = `${session.client}\u0000${reason}`;
@@ -556,7 +564,7 @@ export class ProxyServer {
     };
 
     if (action === "block") {
-      const notice = blockNotice("this request", verdict.findings);
+      const notice = blockNotice("this request", verdict.findings, this.#links(session));
       log.warn(`blocked ${req.method} ${url.pathname}: ${notice.found}`, {
         request_id: requestId,
         session_id: session.session_id,
@@ -590,7 +598,7 @@ export class ProxyServer {
       const stop = streamed.stopped();
       if (stop instanceof StreamBlocked) {
         upstreamEnded?.(null, "body stopped by a block");
-        const notice = blockNotice("this request", stop.verdict.findings);
+        const notice = blockNotice("this request", stop.verdict.findings, this.#links(session));
         log.warn(`blocked ${req.method} ${url.pathname} while its body streamed: ${notice.found}`, {
           request_id: requestId,
           session_id: session.session_id,
@@ -839,7 +847,7 @@ export class ProxyServer {
         unscanned: mode === "active" ? unscanned : null,
       });
       if (verdict.action === "block") {
-        const notice = blockNotice("this WebSocket message", verdict.findings);
+        const notice = blockNotice("this WebSocket message", verdict.findings, this.#links(d.session));
         if (d.provider === "openai" || d.provider === "chatgpt") {
           // A Responses socket carries one request per frame: the blocked one is answered with an
           // error event, and the socket stays open for the next.

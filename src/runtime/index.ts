@@ -176,6 +176,10 @@ export class SluiceRuntime implements Runtime {
     const hooked = this.extensions.wrap(() => this.#hook);
     this.proxy = new ProxyServer({
       config: () => this.#config,
+      dashboardUrl: () => {
+        const d = this.dashboardAddress();
+        return d ? `http://${d.host.includes(":") ? `[${d.host}]` : d.host}:${d.port}` : null;
+      },
       mode: () => this.#mode,
       hook: () => hooked,
       bus: this.bus,

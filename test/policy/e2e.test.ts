@@ -67,6 +67,35 @@ const noValues = (text: string) => {
 };
 
 describe("block", () => {
+  test("the message links to the request's findings on the dashboard and to its allowlists; the link finds them", async () => {
+    const res = await fetch(`${s.proxyUrl}/v1/messages`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-api-key": "k",
+        "x-claude-code-session-id": "links-session",
+      },
+      body: JSON.stringify({
+        model: "m",
+        max_tokens: 1,
+        messages: [{ role: "user", content: `key ${AWS_ID}` }],
+      }),
+    });
+    expect(res.status).toBe(400);
+    const message = ((await res.json()) as { error: { message: string } }).error.message;
+    expect(message).toContain(`if it is a false positive, allowlist it at ${s.dashboardUrl}/#/allowlists`);
+    const link = /Findings: (\S+)$/.exec(message)![1]!;
+    expect(link.startsWith(`${s.dashboardUrl}/#/findings?`)).toBe(true);
+    const query = new URLSearchParams(link.split("?")[1]);
+    expect(query.get("rule")).toBe("aws_access_key_id");
+    noValues(message);
+    await s.runtime.store.flush();
+    const listed = (await (await fetch(`${s.dashboardUrl}/api/v1/findings?${query}`)).json()) as {
+      findings: { rule: string }[];
+    };
+    expect(listed.findings.map((r) => r.rule)).toContain("aws_access_key_id");
+  });
+
   test("anthropic SDK: 400 invalid_request_error (a 403 reads as a sign-in failure in Claude Code) naming type, path and rule; upstream never sees it", async () => {
     const client = new Anthropic({ baseURL: s.proxyUrl, apiKey: "sk-ant-test", maxRetries: 0 });
     const before = up.requests.length;

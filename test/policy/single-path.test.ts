@@ -87,11 +87,15 @@ async function viaProxy(config: Record<string, unknown>): Promise<{ http: Seen; 
     ws.onerror = () => reject(new Error("websocket failed to open"));
   });
   const frames = up.wsMessages.length;
-  const answer = new Promise<"answered" | "closed">((resolve) => {
+  // A blocked frame is answered with an error event (the socket stays open); a forwarded one gets
+  // the stand-in's response.completed.
+  const answer = new Promise<"answered" | "blocked">((resolve) => {
     ws.addEventListener("message", (e) => {
-      if (String(e.data).includes("response.completed")) resolve("answered");
+      const data = String(e.data);
+      if (data.includes("response.completed")) resolve("answered");
+      else if (data.includes("blocked_by_sluice")) resolve("blocked");
     });
-    ws.addEventListener("close", () => resolve("closed"));
+    ws.addEventListener("close", () => resolve("blocked"));
   });
   ws.send(
     JSON.stringify({
