@@ -457,7 +457,7 @@ describe("with the real matcher", () => {
       severity: "high",
     });
     expect(created.status).toBe(201);
-    expect(await send("ticket ACME-PROJ-123456 please")).toBe(403);
+    expect(await send("ticket ACME-PROJ-123456 please")).toBe(400);
     expect(await count("rule=acme-project-id")).toBe(1);
     // Disabled: the same content passes.
     expect((await api(base, "PUT", "/api/v1/rules/acme-project-id", { enabled: false })).status).toBe(200);
@@ -473,6 +473,6 @@ describe("with the real matcher", () => {
     // The secrets detector set to block: the next secret is blocked.
     const p = await api(base, "PUT", "/api/v1/pipeline", { detectors: { secrets: { action: "block" } } });
     expect(p.body.errors).toEqual([]);
-    expect(await send(`github_token = ${GH}`)).toBe(403);
+    expect(await send(`github_token = ${GH}`)).toBe(400);
   });
 });

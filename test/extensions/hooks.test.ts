@@ -215,9 +215,12 @@ describe("a recording plugin", () => {
       ws.onopen = r;
       ws.onerror = j;
     });
-    const closed = new Promise((r) => ws.addEventListener("close", r, { once: true }));
+    const answered = new Promise((r) => ws.addEventListener("message", r, { once: true }));
     ws.send(JSON.stringify({ type: "response.create", input: `my token ${GH}` }));
-    await closed; // a secret in a frame: blocked, the tunnel closes
+    await answered; // a secret in a frame: blocked, answered with an error event
+    const closed = new Promise((r) => ws.addEventListener("close", r, { once: true }));
+    ws.close();
+    await closed;
     await s.runtime.store.flush();
     const open = calls("open").at(-1)![1] as { connection_id: string; provider: string };
     expect(open.provider).toBe("openai");

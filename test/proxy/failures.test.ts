@@ -163,7 +163,7 @@ describe("the request-scanning hook", () => {
     expect(res.status).toBe(200);
   });
 
-  test("block answers 403 in each provider's shape naming type, path and rule, never the value", async () => {
+  test("block answers 400 or 403 in each provider's shape naming type, path and rule, never the value", async () => {
     const seen: ScanRequest[] = [];
     const hook = (r: ScanRequest): Verdict => {
       seen.push(r);
