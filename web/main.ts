@@ -11,6 +11,7 @@ import { auditPage } from "./pages/audit.ts";
 import { connectPage } from "./pages/connect.ts";
 import { findingsPage } from "./pages/findings.ts";
 import { loginPage } from "./pages/login.ts";
+import { notificationsPage } from "./pages/notifications.ts";
 import { overviewPage } from "./pages/overview.ts";
 import { pipelinePage } from "./pages/pipeline.ts";
 import { ruleAnalysisPage } from "./pages/rule-analysis.ts";
@@ -29,6 +30,7 @@ const PAGES: Array<{ id: string; title: string; render: Page }> = [
   { id: "rule-analysis", title: "Rule analysis", render: ruleAnalysisPage },
   { id: "allowlists", title: "Allowlists", render: allowlistsPage },
   { id: "pipeline", title: "Pipeline & settings", render: pipelinePage },
+  { id: "notifications", title: "Notifications", render: notificationsPage },
   { id: "audit", title: "Audit & logs", render: auditPage },
   { id: "connect", title: "Connect", render: connectPage },
 ];
