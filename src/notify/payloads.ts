@@ -59,11 +59,18 @@ export function webhookRequest(
   return { url, headers: { ...JSON_HEADERS, ...signWebhook(secret, body, nowSeconds) }, body };
 }
 
+/**
+ * Slack reads `&`, `<` and `>` in mrkdwn text as control characters (`<url|text>` links, `<!here>`
+ * mentions), so a working directory or path holding them would be shown wrong or ping a channel;
+ * Slack asks for exactly these three to be written as HTML entities, and nothing else.
+ */
+const slackEscape = (s: string) => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+
 export function slackRequest(webhookUrl: string, d: Delivery): HttpRequestSpec {
   const e = d.event;
   const fields = facts(d)
     .slice(0, 10) // a section holds at most 10 fields
-    .map(([k, v]) => ({ type: "mrkdwn", text: cut(`*${k}*\n${v}`, 2000) }));
+    .map(([k, v]) => ({ type: "mrkdwn", text: cut(`*${k}*\n${slackEscape(v)}`, 2000) }));
   const blocks = [
     { type: "header", text: { type: "plain_text", text: cut(e.title, 150) } },
     { type: "section", fields },
@@ -77,7 +84,7 @@ export function slackRequest(webhookUrl: string, d: Delivery): HttpRequestSpec {
   return {
     url: webhookUrl,
     headers: JSON_HEADERS,
-    body: JSON.stringify({ text: cut(e.title, 3000), blocks }),
+    body: JSON.stringify({ text: cut(slackEscape(e.title), 3000), blocks }),
   };
 }
 
@@ -128,6 +135,8 @@ export function pagerdutyRequest(routingKey: string, url: string | undefined, d:
       custom_details: Object.fromEntries(facts(d)),
     },
     links: [{ href: e.link, text: "Open in sluice" }],
+    client: "sluice",
+    client_url: e.link,
   };
   return { url: url || PAGERDUTY_URL, headers: JSON_HEADERS, body: JSON.stringify(body) };
 }
@@ -170,7 +179,9 @@ export interface JiraTarget {
 
 export function jiraRequest(t: JiraTarget, d: Delivery): HttpRequestSpec {
   const e = d.event;
-  const paragraph = (text: string) => ({ type: "paragraph", content: [{ type: "text", text }] });
+  // ADF refuses a text node with empty text: a paragraph of nothing has no content instead.
+  const textNode = (text: string) => (text ? [{ type: "text", text }] : []);
+  const paragraph = (text: string) => ({ type: "paragraph", content: textNode(text) });
   const description = {
     type: "doc",
     version: 1,
@@ -183,10 +194,7 @@ export function jiraRequest(t: JiraTarget, d: Delivery): HttpRequestSpec {
           content: [
             {
               type: "paragraph",
-              content: [
-                { type: "text", text: `${k}: `, marks: [{ type: "strong" }] },
-                { type: "text", text: v },
-              ],
+              content: [{ type: "text", text: `${k}: `, marks: [{ type: "strong" }] }, ...textNode(v)],
             },
           ],
         })),

@@ -153,6 +153,15 @@ describe("payload per channel type, checked by a receiver that validates like th
       return null;
     });
     expect((await send(build.slackRequest(`${url}/services/T0/B0/x`, delivery))).status).toBe(200);
+    // `&`, `<`, `>` are Slack's control characters in mrkdwn: a path holding them is escaped.
+    const odd: Delivery = {
+      ...delivery,
+      event: { ...event, where: { ...event.where, working_directory: "/w/<!channel> & a>b" } },
+    };
+    expect((await send(build.slackRequest(`${url}/services/T0/B0/x`, odd))).status).toBe(200);
+    const sent = JSON.parse(captured.at(-2) as string);
+    const wd = sent.blocks[1].fields.find((f: { text: string }) => f.text.startsWith("*Working directory*"));
+    expect(wd.text).toBe("*Working directory*\n/w/&lt;!channel&gt; &amp; a&gt;b");
   });
 
   test("teams: a message with one Adaptive Card attachment", async () => {
@@ -186,11 +195,17 @@ describe("payload per channel type, checked by a receiver that validates like th
       const p = body.payload ?? {};
       if (!str(p.summary, 1024) || !str(p.source, 255)) return "payload.summary/source";
       if (!["critical", "error", "warning", "info"].includes(p.severity as string)) return "payload.severity";
+      const links = (body as { links?: { href?: string }[] }).links ?? [];
+      if (links.some((l) => !str(l.href, 2048))) return "links[].href";
       return null;
     });
     const r = await send(build.pagerdutyRequest(ROUTING_KEY, `${url}/v2/enqueue`, delivery));
     expect(r).toEqual({ status: 202, body: { status: "success", message: "Event processed" } });
-    expect(JSON.parse(captured.at(-2) as string).dedup_key).toBe("sluice:block:aws_access_key:s-1");
+    expect(JSON.parse(captured.at(-2) as string)).toMatchObject({
+      dedup_key: "sluice:block:aws_access_key:s-1",
+      client: "sluice",
+      client_url: "http://127.0.0.1:8081/findings?request=req-7",
+    });
   });
 
   test("opsgenie: create alert with alias and GenieKey auth", async () => {
@@ -229,7 +244,20 @@ describe("payload per channel type, checked by a receiver that validates like th
       if (!str(f.summary, 255) || /[\r\n]/.test(f.summary ?? "")) return "summary";
       const d = f.description;
       if (d?.type !== "doc" || d.version !== 1 || !Array.isArray(d.content)) return "description must be ADF";
-      return null;
+      // ADF: a text node needs non-empty text; a link mark needs attrs.href.
+      const bad: string[] = [];
+      const walk = (n: {
+        type?: string;
+        text?: string;
+        marks?: { type: string; attrs?: { href?: string } }[];
+        content?: unknown[];
+      }) => {
+        if (n.type === "text" && !n.text) bad.push("empty text node");
+        for (const m of n.marks ?? []) if (m.type === "link" && !m.attrs?.href) bad.push("link without href");
+        for (const c of n.content ?? []) walk(c as typeof n);
+      };
+      walk(d as Parameters<typeof walk>[0]);
+      return bad[0] ?? null;
     });
     const r = await send(
       build.jiraRequest(
