@@ -119,7 +119,7 @@ export async function compile(
     bytecode: true,
     splitting,
     format: "esm",
-    // --minify breaks Elysia; whitespace + syntax only (STYLE.md).
+    // --minify breaks Elysia; whitespace + syntax only.
     minify: { whitespace: true, syntax: true, identifiers: false },
     define: {
       SLUICE_VERSION: JSON.stringify(id.version),

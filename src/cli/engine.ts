@@ -1,5 +1,5 @@
 /**
- * `sluice engine --port <port>`: the inspection engine alone (split mode, SPEC §1): the full proxy
+ * `sluice engine --port <port>`: the inspection engine alone (split mode): the full proxy
  * (scan and forward) on `engine.port`, for a relay in front of it. The dashboard runs with it.
  */
 import { defineCommand } from "citty";

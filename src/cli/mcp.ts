@@ -1,5 +1,5 @@
 /**
- * `sluice mcp`: security proxy between an AI tool and an MCP server (SPEC §1 MCP proxy modes).
+ * `sluice mcp`: security proxy between an AI tool and an MCP server.
  * Flags are parsed here (repeatable --env/--header and `--` need more than citty offers); the work is
  * in src/mcp/.
  */

@@ -1,6 +1,6 @@
 /**
  * `sluice relay --port <port> --engine <url> --fail-mode open|closed`: the split-mode relay alone
- * (SPEC §1, §3). Forwards through the engine while it is healthy; otherwise fail_mode decides.
+ * in split mode. Forwards through the engine while it is healthy; otherwise fail_mode decides.
  */
 import { defineCommand } from "citty";
 import { failer, logFlags, oneOf, portFlag } from "./_flags.ts";

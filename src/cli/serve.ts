@@ -1,5 +1,5 @@
 /**
- * `sluice serve`: start the proxy (and the dashboard). Flags of SPEC §1 plus `--dashboard-port`,
+ * `sluice serve`: start the proxy (and the dashboard). Flags `--port`, `--config`, `--log-level`, `--dashboard-port`,
  * `--engine-port`, `--fail-mode`, `--no-default-rules`. A configuration problem prints one message and
  * exits 2, never a stack trace.
  */

@@ -18,7 +18,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** `$SLUICE_HOME`, else `$XDG_CONFIG_HOME/sluice`, else `~/.config/sluice` (NAMES.md). */
+/** `$SLUICE_HOME`, else `$XDG_CONFIG_HOME/sluice`, else `~/.config/sluice`. */
 export function configDir(env: Record<string, string | undefined> = process.env): string {
   if (env.SLUICE_HOME) return resolve(env.SLUICE_HOME);
   if (env.XDG_CONFIG_HOME) return join(resolve(env.XDG_CONFIG_HOME), "sluice");

@@ -1,5 +1,5 @@
 /**
- * The one schema of sluice's configuration (SPEC §2 Configuration, NAMES.md).
+ * The one schema of sluice's configuration.
  * The file loader, `PUT /api/v1/config` and `sluice rules validate` all check against it.
  */
 import { z } from "zod";

@@ -1,5 +1,5 @@
 /**
- * Build identity (SPEC §2 Build identity, §9). VERSION, GIT_COMMIT and BUILT_AT are replaced by
+ * Build identity. VERSION, GIT_COMMIT and BUILT_AT are replaced by
  * `bun build --define` in compiled binaries and read "unknown" from source.
  */
 import { closeSync, openSync, readSync } from "node:fs";

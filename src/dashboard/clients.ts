@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/clients`: the coding tools sluice knows (docs CLIENTS.md), how to point each at the
+ * `GET /api/v1/clients`: the coding tools sluice knows, how to point each at the
  * proxy, and whether sluice has seen traffic from it (matched by User-Agent prefix or client id).
  */
 export interface ClientEntry {

@@ -1,5 +1,5 @@
 /**
- * The environment filter for stdio servers (SPEC §1 MCP proxy modes): the child gets only variables
+ * The environment filter for stdio servers: the child gets only variables
  * that carry no credentials (PATH, HOME, locale, terminal, temp dirs…), plus `mcp.env_allowlist`
  * names from the parent and `--env KEY=VALUE` pairs. `--no-env-filter` / `mcp.env_filter: false`
  * pass the parent's environment whole.

@@ -1,5 +1,5 @@
 /**
- * Tool-description poisoning patterns (SPEC §1, 7 categories), as data: each pattern carries examples
+ * Tool-description poisoning patterns (7 categories), as data: each pattern carries examples
  * it must match and look-alikes it must not (test/mcp/poisoning.test.ts runs every one).
  * Patterns run on the revealed text (hidden characters removed, tag characters decoded).
  */

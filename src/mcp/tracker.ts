@@ -1,5 +1,5 @@
 /**
- * Confused-deputy protection (SPEC §1 MCP security behaviours): every request the client sends to the
+ * Confused-deputy protection: every request the client sends to the
  * server is remembered until its response arrives, so a response the client never asked for is seen.
  * Eviction is FIFO at `capacity` (10,000) entries; a response for an evicted id counts as unsolicited.
  */

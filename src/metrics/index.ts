@@ -1,5 +1,5 @@
 /**
- * Prometheus text exposition of `GET /metrics` (SPEC §4, prefix `sluice_`): every metric with its
+ * Prometheus text exposition of `GET /metrics` (every name prefixed `sluice_`): every metric with its
  * `# HELP` and `# TYPE` lines, label sets pre-seeded so a fresh process shows zeros.
  */
 import {

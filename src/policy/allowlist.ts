@@ -1,5 +1,5 @@
 /**
- * Allowlists (SPEC §2 Allowlist entry): `secrets` and `pii` entries match a finding's value, `paths`
+ * Allowlists: `secrets` and `pii` entries match a finding's value, `paths`
  * entries match where it was found (a JSON path such as `messages[0].content`, or the file path given
  * to `scan`). An entry is an exact string or a glob: `*` any run of characters, `?` one character,
  * `**` the same as `*`. Applied before policy, so an allowlisted value never blocks.

@@ -1,6 +1,6 @@
 /**
- * What of a matched value may leave the scanner: a masked preview and hashes (SPEC §1 "raw matched
- * value is never written"; NAMES.md). The raw value itself stays in memory inside the scanner.
+ * What of a matched value may leave the scanner: a masked preview and hashes, since a raw matched
+ * value is never written anywhere. The raw value itself stays in memory inside the scanner.
  */
 const MAX_STARS = 32;
 

@@ -1,5 +1,5 @@
 /**
- * Forwarding one HTTP request upstream and relaying the answer (SPEC §1, §3, §8): bytes unchanged both
+ * Forwarding one HTTP request upstream and relaying the answer: bytes unchanged both
  * ways (`decompress: false`), manual redirects, the three timers of `proxy.timeout`, retries only when
  * nothing reached the upstream or a pooled connection was stale (the retry bypasses the pool), and SSE
  * relayed chunk by chunk. Upstream failures become the provider's 502/504 shape, never a hang.

@@ -1,7 +1,7 @@
 import { maskPathCredentials } from "../core/log.ts";
 
 /**
- * Proxy header hygiene in one place (STYLE.md habit 7): what is dropped between the client and the
+ * Proxy header hygiene in one place: what is dropped between the client and the
  * upstream, and between the upstream and the client. Everything else passes unchanged.
  */
 

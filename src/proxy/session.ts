@@ -18,7 +18,7 @@ interface ClientId {
   name: string;
 }
 
-/** User-Agent prefixes and headers of the tools of CLIENTS.md, first match wins. */
+/** User-Agent prefixes and headers of the coding tools sluice knows, first match wins. */
 const UA_CLIENTS: [RegExp, ClientId][] = [
   [/^claude-cli\//i, { id: "claude-code", name: "Claude Code" }],
   [/^claude-code\//i, { id: "claude-code", name: "Claude Code" }],

@@ -1,6 +1,6 @@
 /**
  * The JSONL audit trail under `--log-dir` (default `{config_dir}/audit`): one line per proxied
- * request, never a body, never a raw value, never `api_key_hash` (SPEC §1 Scanning behaviour 7).
+ * request, never a body, never a raw value, never `api_key_hash`.
  * Directory 0700, files 0600, rotated at `logging.max_file_bytes` keeping `logging.max_files`.
  */
 import { appendFileSync, chmodSync, mkdirSync, statSync, truncateSync } from "node:fs";

@@ -1,4 +1,4 @@
-/** `/api/v1/live`: every NAMES.md event with {type, ts}, heartbeats, and rows other processes wrote. */
+/** `/api/v1/live`: every event type with {type, ts}, heartbeats, and rows other processes wrote. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { followLive } from "../helpers/live.ts";

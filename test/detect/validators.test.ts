@@ -1,4 +1,4 @@
-/** The validators of rules (SPEC §2 Rule `validator`), with their edge cases. */
+/** The validators of rules (a rule's `validator`), with their edge cases. */
 import { describe, expect, test } from "bun:test";
 import {
   basicAuth,

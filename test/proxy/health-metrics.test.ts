@@ -1,4 +1,4 @@
-/** `GET /health` and `GET /metrics` exactly as SPEC §4 (prefix `sluice_`). */
+/** `GET /health` and `GET /metrics`: the health record and every metric (prefix `sluice_`), as a scraper reads them. */
 import { expect, test } from "bun:test";
 import { startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream } from "../helpers/upstream.ts";

@@ -1,5 +1,5 @@
 /**
- * Split mode (SPEC §3 Relay): the relay forwards through a healthy engine (adding X-Request-ID
+ * Split mode: the relay forwards through a healthy engine (adding X-Request-ID
  * relay-<n> and X-Forwarded-For); with the engine down, fail_mode open forwards to the provider
  * uninspected and closed answers 503 + Retry-After in the provider's shape; during
  * queue_on_startup requests wait for the engine.

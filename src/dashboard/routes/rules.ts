@@ -1,5 +1,5 @@
 /**
- * Rules (SPEC §4 Rules, §7): list with every filter, create, get, update, delete (dashboard rules
+ * Rules: list with every filter, create, get, update, delete (dashboard rules
  * only), clone, bulk-update (≤500 names, one transaction, failures per name) and stats; the analysis
  * endpoints are in rule-analysis.ts.
  * Every change takes effect on the next request (`rt.rulesChanged()`).
@@ -59,7 +59,7 @@ const createSchema = z
 const updateSchema = z.object(editable).partial().strict();
 type RuleUpdate = z.infer<typeof updateSchema>;
 
-/** SPEC §7: an action outside the allowed set is rejected with its own code. */
+/** An action outside the allowed set is rejected with its own code (`invalid_action`). */
 function checkAction(body: Record<string, unknown>): void {
   if ("action" in body && !(RULE_ACTIONS as readonly unknown[]).includes(body.action))
     throw new ApiError(

@@ -1,6 +1,6 @@
 /**
  * Configuration, pipeline and allowlists. Every change goes through `rt.reload(patch, "api")`, the
- * same validate-and-swap path as SIGHUP; `proxy.mode` goes through `rt.setMode` (SPEC §3).
+ * same validate-and-swap path as SIGHUP; `proxy.mode` goes through `rt.setMode`.
  *
  * API allowlist entries live in the `allowlists` table and are merged into `allowlists.<type>` of the
  * configuration (through the reload path), so the scanner honours them on the next request.
