@@ -3,7 +3,7 @@
  * answers in process (tests), `startDashboard` serves it on 127.0.0.1.
  */
 import { Elysia } from "elysia";
-import type { Runtime } from "../core/runtime.ts";
+import type { Runtime } from "../runtime/contract.ts";
 import type { Store } from "../store/index.ts";
 import type { Ctx } from "./context.ts";
 import { ApiError, errorResponse, SECURITY_HEADERS } from "./http.ts";

@@ -1,5 +1,5 @@
 /** What every route module receives. */
-import type { Runtime } from "../core/runtime.ts";
+import type { Runtime } from "../runtime/contract.ts";
 import type { Store } from "../store/index.ts";
 import type { LiveHub } from "./live.ts";
 import type { RuleAnalysis } from "./rule-analysis.ts";

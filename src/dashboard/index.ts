@@ -6,7 +6,7 @@
  * to the API app. The hostname is always loopback whatever the caller passes.
  */
 import { badHostResponse, requestUrl } from "../core/request-url.ts";
-import type { Runtime } from "../core/runtime.ts";
+import type { Runtime } from "../runtime/contract.ts";
 import type { Store } from "../store/index.ts";
 import { type AppOptions, createApp } from "./app.ts";
 import { errorResponse } from "./http.ts";

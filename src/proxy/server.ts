@@ -10,7 +10,7 @@ import type { Bus, RequestEvent } from "../core/bus.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
 import type { Logger } from "../core/log.ts";
 import { badHostResponse, requestUrl } from "../core/request-url.ts";
-import type { ProxyMode } from "../core/runtime.ts";
+import type { ProxyMode } from "../runtime/contract.ts";
 import {
   type Action,
   blankSession,

@@ -27,7 +27,7 @@ import { STANDALONE, VERSION } from "../core/build-info.ts";
 import { Bus } from "../core/bus.ts";
 import type { RequestHook } from "../core/hook.ts";
 import { type Level, Logger } from "../core/log.ts";
-import type { ProxyMode, ReloadResult, Runtime } from "../core/runtime.ts";
+import type { ProxyMode, ReloadResult, Runtime } from "./contract.ts";
 import { blankSession, type RuleDef } from "../core/types.ts";
 import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";

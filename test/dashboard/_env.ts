@@ -10,7 +10,7 @@ import { diffConfig, mergeConfig, unflatten, validateConfig } from "../../src/co
 import type { Config } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
-import type { ProxyMode, ReloadResult, Runtime } from "../../src/core/runtime.ts";
+import type { ProxyMode, ReloadResult, Runtime } from "../../src/runtime/contract.ts";
 import { blankSession, type Finding, type RuleDef, type SessionContext } from "../../src/core/types.ts";
 import { createApp } from "../../src/dashboard/app.ts";
 import { contentHash } from "../../src/policy/mask.ts";

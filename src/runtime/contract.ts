@@ -4,10 +4,10 @@
  */
 
 import type { Config } from "../config/schema.ts";
+import type { Bus } from "../core/bus.ts";
+import type { Logger } from "../core/log.ts";
+import type { RuleDef } from "../core/types.ts";
 import type { Notifications } from "../notify/service.ts";
-import type { Bus } from "./bus.ts";
-import type { Logger } from "./log.ts";
-import type { RuleDef } from "./types.ts";
 
 export type ProxyMode = "active" | "passthrough";
 
