@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
-import { normalizeForMatching } from "../../src/detect/normalize.ts";
+import { normalizeForMatching, SUSPECT, suspectUnit } from "../../src/detect/normalize.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 import { fixture, sdkOverSluice, tempHome } from "../mcp/helpers.ts";
@@ -118,4 +118,11 @@ describe("through sluice mcp (MCP SDK)", () => {
     }
     expect(await Bun.file(rec).text()).not.toContain(TOKEN.slice(6, 20));
   });
+});
+
+test("the suspect character class and the per-unit rule agree on every UTF-16 code unit", () => {
+  const differ: number[] = [];
+  for (let c = 0; c <= 0xffff; c++)
+    if (SUSPECT.test(String.fromCharCode(c)) !== suspectUnit(c)) differ.push(c);
+  expect(differ).toEqual([]);
 });
