@@ -20,6 +20,12 @@ export interface ScanRequest {
   /** The body parsed as JSON when it is JSON, else undefined. Parsed once by the caller when it already did. */
   json?: unknown;
   /**
+   * The text `json` was parsed from, when the caller parsed it: its strings equal the body's (non-ASCII
+   * characters may be written as `\u` escapes), so what reads the JSON's structure reads it here
+   * instead of decoding the body again.
+   */
+  jsonSource?: string;
+  /**
    * Scan only the strings under these places of the JSON body (key paths from its root, such as
    * `["params", "arguments"]`); default the whole body. Paths of findings and edits stay from the root.
    */

@@ -65,17 +65,25 @@ export function asciiJsonSource(bytes: Uint8Array): string | null {
 }
 
 /**
- * A request body parsed as JSON, or undefined when it is not JSON. Parses the ASCII source when that
- * pays (see above); `decoded` supplies (and may cache) the plain decoded text otherwise.
+ * A request body parsed as JSON with the text it was parsed from, or undefined when it is not JSON.
+ * Parses the ASCII source when that pays (see above); `decoded` supplies (and may cache) the plain
+ * decoded text otherwise.
  */
-export function parseJsonBody(bytes: Uint8Array, decoded: () => string = () => utf8.decode(bytes)): unknown {
-  const raw = asciiJsonSource(bytes) ?? decoded();
+export function parseJsonSource(
+  bytes: Uint8Array,
+  decoded: () => string = () => utf8.decode(bytes),
+): { json: unknown; source: string } | undefined {
+  const source = asciiJsonSource(bytes) ?? decoded();
   let i = 0;
-  while (i < raw.length && (raw[i] === " " || raw[i] === "\n" || raw[i] === "\r" || raw[i] === "\t")) i++;
-  const first = raw[i];
+  while (
+    i < source.length &&
+    (source[i] === " " || source[i] === "\n" || source[i] === "\r" || source[i] === "\t")
+  )
+    i++;
+  const first = source[i];
   if (first !== "{" && first !== "[" && first !== '"') return undefined;
   try {
-    return JSON.parse(raw);
+    return { json: JSON.parse(source), source };
   } catch {
     return undefined;
   }

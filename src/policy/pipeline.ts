@@ -18,7 +18,7 @@ import type { Action, Finding, RuleDef } from "../core/types.ts";
 import { MAX_MATCHES_PER_RULE } from "../detect/matcher.ts";
 import { type DuplicateKey, findDuplicateKey } from "../payload/duplicate-keys.ts";
 import { extractTexts, type SegmentTexts, TEXT_PATH } from "../payload/extract.ts";
-import { parseJsonBody } from "../payload/json-source.ts";
+import { parseJsonSource } from "../payload/json-source.ts";
 import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
@@ -103,8 +103,13 @@ export function bodyPayload(req: ScanRequest): Payload {
   let rawText: string | null = null;
   const raw = () => (rawText ??= utf8.decode(req.body));
   let json: unknown = req.json;
+  let source = req.jsonSource;
   const isJson = () => {
-    if (json === undefined) json = parseJsonBody(req.body, raw);
+    if (json === undefined) {
+      const parsed = parseJsonSource(req.body, raw);
+      json = parsed?.json;
+      source = parsed?.source;
+    }
     return json !== undefined;
   };
   return {
@@ -121,7 +126,7 @@ export function bodyPayload(req: ScanRequest): Payload {
           })
         : redactText(raw(), edits),
     raw,
-    duplicateKey: () => (isJson() ? findDuplicateKey(raw()) : null),
+    duplicateKey: () => (isJson() ? findDuplicateKey(source ?? raw()) : null),
   };
 }
 

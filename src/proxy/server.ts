@@ -10,7 +10,6 @@ import type { Bus, RequestEvent } from "../core/bus.ts";
 import type { RequestHook, ScanRequest, Verdict } from "../core/hook.ts";
 import type { Logger } from "../core/log.ts";
 import { badHostResponse, requestUrl } from "../core/request-url.ts";
-import type { ProxyMode } from "../runtime/contract.ts";
 import {
   type Action,
   blankSession,
@@ -20,9 +19,10 @@ import {
   type UnscannedReason,
 } from "../core/types.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
-import { parseJsonBody } from "../payload/json-source.ts";
+import { parseJsonSource } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
 import { blockNotice, type NoticeLinks } from "../policy/notice.ts";
+import type { ProxyMode } from "../runtime/contract.ts";
 import type { Tracing } from "../tracing/index.ts";
 import { type Charset, declaredCharset, fromUtf8, isUtf8Charset, toUtf8 } from "./charset.ts";
 import { decodeBody, encodeBody } from "./encoding.ts";
@@ -75,11 +75,14 @@ const te = new TextEncoder();
 /** Unread traffic of one client and reason is logged as a warning at most this often. */
 const UNSCANNED_WARN_EVERY_MS = 60_000;
 
-function parseJson(body: Uint8Array, contentType: string | null): unknown {
+function parseJson(
+  body: Uint8Array,
+  contentType: string | null,
+): { json: unknown; source: string } | undefined {
   if (body.byteLength === 0) return undefined;
   const first = body[0];
   if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
-  return parseJsonBody(body);
+  return parseJsonSource(body);
 }
 
 /** A WebSocket text frame parsed as JSON, or undefined. */
@@ -461,9 +464,13 @@ export class ProxyServer {
       }
     }
     let json: unknown;
+    let jsonSource: string | undefined;
     let session: SessionContext;
     try {
-      json = scanBytes && !unscanned ? parseJson(scanBytes, req.headers.get("content-type")) : undefined;
+      const parsed =
+        scanBytes && !unscanned ? parseJson(scanBytes, req.headers.get("content-type")) : undefined;
+      json = parsed?.json;
+      jsonSource = parsed?.source;
       session = sessionContext({
         provider,
         pathname: url.pathname,
@@ -508,6 +515,7 @@ export class ProxyServer {
         headers: req.headers,
         body: scanBytes,
         json,
+        jsonSource,
         session,
         transport: "http",
         id: requestId,

@@ -27,7 +27,6 @@ import { STANDALONE, VERSION } from "../core/build-info.ts";
 import { Bus } from "../core/bus.ts";
 import type { RequestHook } from "../core/hook.ts";
 import { type Level, Logger } from "../core/log.ts";
-import type { ProxyMode, ReloadResult, Runtime } from "./contract.ts";
 import { blankSession, type RuleDef } from "../core/types.ts";
 import { type DashboardHandle, startDashboard } from "../dashboard/index.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
@@ -44,6 +43,7 @@ import { Relay } from "../proxy/relay.ts";
 import { ProxyServer } from "../proxy/server.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { startTracing, type Tracing } from "../tracing/index.ts";
+import type { ProxyMode, ReloadResult, Runtime } from "./contract.ts";
 
 export { ConfigError };
 

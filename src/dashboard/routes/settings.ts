@@ -8,9 +8,9 @@
 import type { Elysia } from "elysia";
 import { getKey, sanitizeConfig, unflatten, unknownKeys } from "../../config/load.ts";
 import type { Config } from "../../config/schema.ts";
-import type { ProxyMode } from "../../runtime/contract.ts";
 import { DETECTORS, RULE_ACTIONS } from "../../core/types.ts";
 import { globMatch } from "../../policy/allowlist.ts";
+import type { ProxyMode } from "../../runtime/contract.ts";
 import { ALLOWLIST_TYPES, type AllowlistType } from "../../store/allowlists.ts";
 import type { Ctx } from "../context.ts";
 import { ApiError, badRequest, notFound, objectBody } from "../http.ts";
