@@ -278,6 +278,11 @@ export class FindingsRepo implements Prunable {
     return out;
   }
 
+  /** Findings of one type, all time (from the rollup counters). */
+  countOfType(findingType: string): number {
+    return this.#group("type")[findingType] ?? 0;
+  }
+
   /** `/api/v1/stats`: totals and breakdowns all-time, `daily_trend` over `days`. Reads the rollup counters. */
   stats(days: number, now = Date.now()) {
     const today = Math.floor(now / DAY_MS);

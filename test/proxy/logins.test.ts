@@ -398,6 +398,20 @@ describe("traffic sluice cannot read is never silent", () => {
     });
     expect(of("gemini-cli", "unknown_provider")).toMatchObject({ count: 1, last_path: "/api/other/thing" });
     expect(of("codex", "encoded")?.count).toBe(1);
+    // The dashboard's stats say the same (the Overview's scan health).
+    const stats = (await (await fetch(`${s.dashboardUrl}/api/v1/stats?days=1`)).json()) as {
+      scan_health: {
+        unscanned: { total: number; by_reason: Record<string, number>; by_client: Record<string, number> };
+      };
+    };
+    const total = unscanned.reduce((n, u) => n + u.count, 0);
+    expect(stats.scan_health.unscanned.total).toBe(total);
+    expect(stats.scan_health.unscanned.by_reason).toMatchObject({
+      non_json: 1,
+      unknown_shape: 1,
+      encoded: 1,
+    });
+    expect(stats.scan_health.unscanned.by_client["gemini-cli"]).toBeGreaterThanOrEqual(3);
     const traffic = s.runtime.store.clients.traffic();
     expect(traffic.find((t) => t.client === "gemini-cli" && t.login === "google")?.provider).toBe(
       "code_assist",

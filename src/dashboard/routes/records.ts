@@ -45,6 +45,30 @@ function auditFilter(q: Query): AuditFilter {
   };
 }
 
+/**
+ * Whether sluice saw everything it should have: requests it forwarded without reading them (over
+ * `days`, per reason and tool), payloads whose scan failed (all time, as the other totals), and
+ * records the store or the audit trail lost since start.
+ */
+function scanHealth(store: Ctx["store"], days: number) {
+  const unscanned = {
+    total: 0,
+    by_reason: {} as Record<string, number>,
+    by_client: {} as Record<string, number>,
+  };
+  for (const r of store.clients.unscanned(days)) {
+    unscanned.total += r.count;
+    unscanned.by_reason[r.reason] = (unscanned.by_reason[r.reason] ?? 0) + r.count;
+    unscanned.by_client[r.client] = (unscanned.by_client[r.client] ?? 0) + r.count;
+  }
+  return {
+    unscanned,
+    scan_errors: store.findings.countOfType("scan_error"),
+    store_dropped: store.queueStats().dropped,
+    audit_dropped: store.auditStats().dropped,
+  };
+}
+
 const format = (q: Query) => enumParam(q, "format", ["csv", "json"] as const) ?? "json";
 
 export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
@@ -84,6 +108,7 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
       ...store.findings.stats(days),
       total_requests: rt.stats().requests,
       audited_requests: store.audit.count(),
+      scan_health: scanHealth(store, days),
     };
   });
   app.get("/api/v1/stats/advanced", ({ query }) => {
