@@ -25,6 +25,8 @@ export interface Runtime {
   readonly bus: Bus;
   readonly log: Logger;
   readonly startedAt: Date;
+  /** The running build's version: the release's, or `<package version>-dev` from source. */
+  readonly version: string;
   /** The configuration in force; replaced whole on reload. */
   config(): Config;
   /** The notification channels and their dispatch; null until the runtime has started them. */

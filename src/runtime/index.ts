@@ -86,6 +86,7 @@ export class SluiceRuntime implements Runtime {
   #notifications: Notifications | null = null;
   readonly log: Logger;
   readonly startedAt = new Date();
+  readonly version = versionLabel();
   readonly metrics = new Metrics();
   readonly configDir: string;
   readonly store: Store;
@@ -192,7 +193,7 @@ export class SluiceRuntime implements Runtime {
         const extensions = this.extensions.health();
         return {
           status: "ok",
-          version: versionLabel(),
+          version: this.version,
           uptime: (Date.now() - this.startedAt.getTime()) / 1000,
           requests: this.metrics.totalRequests,
           ...(extensions ? { extensions } : {}),
@@ -271,7 +272,7 @@ export class SluiceRuntime implements Runtime {
       if (this.#mode === "passthrough") console.log("sluice: mode passthrough (requests are NOT scanned)");
     }
     this.#warmUpstreams();
-    this.log.info(`sluice ${versionLabel()} started`, {
+    this.log.info(`sluice ${this.version} started`, {
       proxy: `${cfg.bind}:${server.port}`,
       mode: this.#mode,
       config: this.#files.join(",") || "(defaults)",

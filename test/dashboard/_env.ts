@@ -43,6 +43,7 @@ export function makeRuntime(
     bus,
     log,
     startedAt: new Date(),
+    version: "0.0.0-test",
     counters,
     config: () => config,
     notifications: () => null,

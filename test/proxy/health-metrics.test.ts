@@ -84,3 +84,11 @@ test("/metrics: content type, HELP/TYPE lines, every metric and label", async ()
   const health = (await (await fetch(`${s.proxyUrl}/health`)).json()) as { requests: number };
   expect(health.requests).toBe(1);
 });
+
+test("the dashboard's status shows the running build's version, the one /health shows", async () => {
+  await using s = await startSluice();
+  const health = (await (await fetch(`${s.proxyUrl}/health`)).json()) as { version: string };
+  const status = (await (await fetch(`${s.dashboardUrl}/api/v1/status`)).json()) as { version: string };
+  expect(status.version).toBe(health.version);
+  expect(status.version).toMatch(/^\d+\.\d+\.\d+/);
+});

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import type { Elysia } from "elysia";
 import { settingLines, tools } from "../../connect/tools.ts";
-import { buildId, buildInfo, STANDALONE, VERSION } from "../../core/build-info.ts";
+import { buildId, buildInfo, STANDALONE } from "../../core/build-info.ts";
 import { sanitizeLine } from "../../core/log.ts";
 import { type ClientEntry, clientCatalog, matchClient } from "../clients.ts";
 import type { Ctx } from "../context.ts";
@@ -16,7 +16,7 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
     const addr = rt.proxyAddress();
     return {
       status: "ok",
-      version: VERSION,
+      version: rt.version,
       uptime: (Date.now() - rt.startedAt.getTime()) / 1000,
       started_at: rt.startedAt.toISOString(),
       tier: "community",
