@@ -123,6 +123,12 @@ export interface Stats {
   by_model: Record<string, number>;
   top_finding_types: Array<{ finding_type: string; count: number }>;
   daily_trend: Array<{ date: string; count: number }>;
+  scan_health: {
+    unscanned: { total: number; by_reason: Record<string, number>; by_client: Record<string, number> };
+    scan_errors: number;
+    store_dropped: number;
+    audit_dropped: number;
+  };
 }
 
 export interface SubDetector {

@@ -33,6 +33,49 @@ afterAll(() => env?.close());
 
 describe("dashboard pages", () => {
   test(
+    "the Overview's cards and scan health match /api/v1/stats",
+    async () => {
+      // One request sluice cannot read (not JSON), counted as unscanned traffic.
+      await fetch(`${s.proxyUrl}/v1beta/models/gemini-2.5-pro:generateContent`, {
+        method: "POST",
+        headers: {
+          "x-goog-api-key": "k",
+          "content-type": "application/x-protobuf",
+          "user-agent": "GeminiCLI/0.61.0",
+        },
+        body: new Uint8Array([8, 1, 18, 3]),
+      });
+      await s.runtime.store.flush();
+      const stats = await apiGet<{
+        today_count: number;
+        scan_health: {
+          unscanned: { total: number };
+          scan_errors: number;
+          store_dropped: number;
+          audit_dropped: number;
+        };
+      }>("/stats?days=30");
+      expect(stats.scan_health.unscanned.total).toBeGreaterThanOrEqual(1);
+      const { page, problems } = await openPage("");
+      await page.locator("#scan-health").waitFor();
+      const shown = async (id: string) =>
+        Number((await page.locator(`#${id} strong`).textContent())!.replace(/\D/g, ""));
+      expect(await shown("sh-unscanned")).toBe(stats.scan_health.unscanned.total);
+      expect(await shown("sh-errors")).toBe(stats.scan_health.scan_errors);
+      expect(await shown("sh-dropped")).toBe(
+        stats.scan_health.store_dropped + stats.scan_health.audit_dropped,
+      );
+      expect(await page.locator("#sh-unscanned").textContent()).toContain("non_json");
+      expect(Number((await page.locator("#card-today").textContent())!.replace(/\D/g, ""))).toBe(
+        stats.today_count,
+      );
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
+  test(
     "the seeded store has findings from three providers",
     async () => {
       const f = await apiGet<{ total: number; findings: Array<{ provider: string }> }>("/findings?limit=100");

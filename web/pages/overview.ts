@@ -255,6 +255,7 @@ export async function overviewPage(ctx: PageCtx) {
             ),
           ),
         ),
+        scanHealth(stats, days),
         h(
           "p",
           { class: "muted", style: "margin:8px 0 0" },
@@ -265,6 +266,33 @@ export async function overviewPage(ctx: PageCtx) {
         ),
       ),
     ),
+  );
+}
+
+/** What sluice could not read or keep: each line says how many, zero when all is well. */
+function scanHealth(stats: Stats, days: number): HTMLElement {
+  const sh = stats.scan_health;
+  const reasons = Object.entries(sh.unscanned.by_reason)
+    .map(([r, n]) => `${r} ${num(n)}`)
+    .join(", ");
+  const line = (id: string, label: string, n: number, detail = "") =>
+    h(
+      "li",
+      { id, style: "grid-template-columns:minmax(0,1fr) auto" },
+      h("span", null, label, detail ? h("span", { class: "muted" }, ` (${detail})`) : null),
+      h("strong", { class: n > 0 ? "warn" : "" }, num(n)),
+    );
+  return h(
+    "ul",
+    {
+      class: "bars",
+      id: "scan-health",
+      style: "list-style:none;margin-top:8px",
+      "aria-label": "Scan health",
+    },
+    line("sh-unscanned", `Requests forwarded unread, ${days} days`, sh.unscanned.total, reasons),
+    line("sh-errors", "Scan errors", sh.scan_errors),
+    line("sh-dropped", "Records dropped (store, audit)", sh.store_dropped + sh.audit_dropped),
   );
 }
 
