@@ -139,6 +139,12 @@ function route(req: Request, url: URL): Response {
         date: new Date(now - (days - 1 - i) * 86400_000).toISOString().slice(0, 10),
         count: Math.round(4 + 3 * Math.sin(i / 2) + (i % 5)),
       })),
+      scan_health: {
+        unscanned: { total: 3, by_reason: { non_json: 2, unknown_shape: 1 }, by_client: { "gemini-cli": 3 } },
+        scan_errors: 0,
+        store_dropped: 0,
+        audit_dropped: 0,
+      },
     });
   }
   if (p === "/sessions/dashboard") return json({ sessions: sessions.slice(0, limit), total: 5 });
