@@ -100,8 +100,9 @@ export function blockedResponse(provider: ProviderLabel, notice: BlockNotice): R
 export function blockedWsErrorEvent(notice: BlockNotice): string {
   return JSON.stringify({
     type: "error",
+    // One status field: clients that read it as `status` accept `status_code` as its other name, and
+    // reject an event that carries both.
     status_code: 400,
-    status: 400,
     error: { type: "invalid_request_error", code: "blocked_by_sluice", message: notice.message },
   });
 }

@@ -158,6 +158,8 @@ test("a blocked frame on a Responses socket is answered with a 400 error event; 
     status_code: 400,
     error: { type: "invalid_request_error", code: "blocked_by_sluice" },
   });
+  // Codex reads the status as `status` or its other name `status_code`, and drops an event with both.
+  expect(JSON.parse(event)).not.toHaveProperty("status");
   expect(event).toContain("custom_secret at input[0].text");
   expect(event).not.toContain("SECRET value");
   expect(up.wsMessages.length).toBe(before);
