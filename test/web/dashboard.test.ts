@@ -65,7 +65,9 @@ describe("dashboard pages", () => {
       expect(await shown("sh-dropped")).toBe(
         stats.scan_health.store_dropped + stats.scan_health.audit_dropped,
       );
+      // Per reason and per tool.
       expect(await page.locator("#sh-unscanned").textContent()).toContain("non_json");
+      expect(await page.locator("#sh-unscanned").textContent()).toContain("gemini-cli");
       expect(Number((await page.locator("#card-today").textContent())!.replace(/\D/g, ""))).toBe(
         stats.today_count,
       );

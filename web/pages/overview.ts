@@ -272,9 +272,11 @@ export async function overviewPage(ctx: PageCtx) {
 /** What sluice could not read or keep: each line says how many, zero when all is well. */
 function scanHealth(stats: Stats, days: number): HTMLElement {
   const sh = stats.scan_health;
-  const reasons = Object.entries(sh.unscanned.by_reason)
-    .map(([r, n]) => `${r} ${num(n)}`)
-    .join(", ");
+  const list = (counts: Record<string, number>) =>
+    Object.entries(counts)
+      .map(([k, n]) => `${k} ${num(n)}`)
+      .join(", ");
+  const reasons = [list(sh.unscanned.by_reason), list(sh.unscanned.by_client)].filter(Boolean).join("; ");
   const line = (id: string, label: string, n: number, detail = "") =>
     h(
       "li",
