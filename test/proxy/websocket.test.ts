@@ -174,14 +174,19 @@ test("a blocked frame on a Responses socket is answered with a 400 error event; 
   ws.close();
 });
 
+/** A `/ws?url=` tunnel through `s` to the stand-in's echo socket (loopback, so `s` must allow it). */
+function openEchoTunnel(s: { proxyUrl: string }): Promise<WebSocket> {
+  const target = `${up.url.replace("https", "wss")}/echo`;
+  return open(`${s.proxyUrl.replace("http", "ws")}/ws?url=${encodeURIComponent(target)}`);
+}
+
 test("a blocked frame on a /ws?url= tunnel closes both sides with 1008 and never reaches the target", async () => {
   await using s = await startSluice({
     upstream: up.url,
     hook: secretHook,
     config: { websocket: { allowed_private_targets: ["127.0.0.1"] } },
   });
-  const target = `${up.url.replace("https", "wss")}/echo`;
-  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/ws?url=${encodeURIComponent(target)}`);
+  const ws = await openEchoTunnel(s);
   const ok = nextMessage(ws);
   ws.send("harmless");
   expect(await ok).toBe("harmless");
@@ -220,8 +225,7 @@ test("/ws?url= relays to ws:// and wss:// targets only", async () => {
     upstream: up.url,
     config: { websocket: { allowed_private_targets: ["127.0.0.1"] } },
   });
-  const target = `${up.url.replace("https", "wss")}/echo`;
-  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/ws?url=${encodeURIComponent(target)}`);
+  const ws = await openEchoTunnel(s);
   const m = nextMessage(ws);
   ws.send("ping");
   expect(await m).toBe("ping");
