@@ -10,10 +10,10 @@ import { diffConfig, mergeConfig, unflatten, validateConfig } from "../../src/co
 import type { Config } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
-import type { ProxyMode, ReloadResult, Runtime } from "../../src/runtime/contract.ts";
 import { blankSession, type Finding, type RuleDef, type SessionContext } from "../../src/core/types.ts";
 import { createApp } from "../../src/dashboard/app.ts";
 import { contentHash } from "../../src/policy/mask.ts";
+import type { ProxyMode, ReloadResult, Runtime } from "../../src/runtime/contract.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 
 export const PORT = 18081;
