@@ -216,6 +216,8 @@ export interface AuditEntry {
   path: string;
   action: string;
   finding_count: number;
+  /** The rules that decided the action (comma-separated), null when none did. */
+  rules: string | null;
   bytes: number;
   duration_ms: number;
   upstream_status: number | null;

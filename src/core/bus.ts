@@ -25,6 +25,8 @@ export interface RequestEvent {
   path: string;
   action: Action;
   finding_count: number;
+  /** The rules whose findings gave the request its action (comma-separated), null when none did. */
+  rules: string | null;
   bytes: number;
   duration_ms: number;
   upstream_status: number | null;

@@ -50,6 +50,16 @@ export interface BlockNotice {
   }[];
 }
 
+/**
+ * The rules that decided a payload's action: those of its findings whose action is the payload's
+ * (comma-separated, sorted), or null when none is (a pass, or an action no finding gave).
+ * @example decidingRules(findings, "block") // "aws_access_key_id,github_pat"
+ */
+export function decidingRules(findings: Finding[], action: string): string | null {
+  const rules = [...new Set(findings.filter((f) => f.action === action).map((f) => f.rule))].sort();
+  return rules.length > 0 ? rules.join(",") : null;
+}
+
 /** Where the user can see a block's findings and allow a false positive: the running dashboard. */
 export interface NoticeLinks {
   /** The dashboard's base URL (`http://127.0.0.1:8081`). */

@@ -21,7 +21,7 @@ import {
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonSource } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
-import { blockNotice, type NoticeLinks } from "../policy/notice.ts";
+import { blockNotice, decidingRules, type NoticeLinks } from "../policy/notice.ts";
 import type { ProxyMode } from "../runtime/contract.ts";
 import type { Tracing } from "../tracing/index.ts";
 import { type Charset, declaredCharset, fromUtf8, isUtf8Charset, toUtf8 } from "./charset.ts";
@@ -290,6 +290,7 @@ export class ProxyServer {
       path: shownPath,
       action: "pass",
       finding_count: 0,
+      rules: null,
       bytes: Number(req.headers.get("content-length") ?? 0) || 0,
       duration_ms: 0,
       upstream_status: null,
@@ -561,6 +562,7 @@ export class ProxyServer {
         path: shownPath,
         action,
         finding_count: verdict.findings.length,
+        rules: decidingRules(verdict.findings, action),
         bytes: bytes?.byteLength ?? (Number.isFinite(declared) ? declared : 0),
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         upstream_status: status,
@@ -846,6 +848,7 @@ export class ProxyServer {
         path: d.path,
         action: verdict.action,
         finding_count: verdict.findings.length,
+        rules: decidingRules(verdict.findings, verdict.action),
         bytes: body.byteLength,
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         upstream_status: null,

@@ -22,6 +22,7 @@ export const AUDIT_KEYS = [
   "path",
   "action",
   "finding_count",
+  "rules",
   "bytes",
   "duration_ms",
   "upstream_status",

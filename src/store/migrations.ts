@@ -369,7 +369,15 @@ export const MIGRATIONS: Migration[] = [
     enabled INTEGER NOT NULL
   ) WITHOUT ROWID;
   `,
+  // 8: the rules that decided each request's action, so the audit says why a request was blocked
+  addAuditRules,
 ];
+
+/** `audit.rules` (idempotent: a database rebuilt from a newer one may have it already). */
+function addAuditRules(db: Database): void {
+  const columns = db.query("PRAGMA table_info(audit)").all() as { name: string }[];
+  if (!columns.some((c) => c.name === "rules")) db.run("ALTER TABLE audit ADD COLUMN rules TEXT");
+}
 
 /**
  * `/ws?url=` targets were recorded as the client wrote them, so `ws://user:token@host/` kept its

@@ -117,6 +117,7 @@ beforeAll(async () => {
     path: "/v1/messages",
     action: "block",
     finding_count: 1,
+    rules: "aws_access_key_id",
     bytes: 4000,
     duration_ms: 3,
     upstream_status: null,
@@ -422,6 +423,7 @@ describe("clients, audit, ws, logs, mcp", () => {
       provider: "anthropic",
       bytes: 4000,
       finding_count: 1,
+      rules: "aws_access_key_id",
     });
     expect((await env.json("GET", "/api/v1/audit?action=pass")).body.total).toBe(0);
     expect((await env.json("GET", "/api/v1/audit?provider=anthropic")).body.total).toBe(1);

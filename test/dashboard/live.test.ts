@@ -39,6 +39,7 @@ test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep comi
     path: `/v1beta/models/m:generateContent?key=${secret}`,
     action: "pass",
     finding_count: 0,
+    rules: null,
     bytes: 1,
     duration_ms: 1,
     upstream_status: 200,

@@ -55,6 +55,7 @@ function request(over: Partial<RequestEvent> = {}): RequestEvent {
     path: "/v1/messages?beta=true",
     action: "pass",
     finding_count: 0,
+    rules: null,
     bytes: 1234,
     duration_ms: 12.5,
     upstream_status: 200,

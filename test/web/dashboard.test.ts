@@ -3,6 +3,8 @@
  * store seeded through the proxy. Fails (does not skip) when /usr/bin/chromium is missing.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { Browser, BrowserContext } from "playwright-core";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import type { Upstream } from "../helpers/upstream.ts";
@@ -32,6 +34,36 @@ beforeAll(async () => {
 afterAll(() => env?.close());
 
 describe("dashboard pages", () => {
+  test(
+    "the audit names the rules that decided each blocked request, in the API, the JSONL trail and the page",
+    async () => {
+      const { entries } = await apiGet<{ entries: Array<{ action: string; rules: string | null }> }>(
+        "/audit?action=block&limit=50",
+      );
+      expect(entries.length).toBeGreaterThan(0);
+      for (const e of entries) expect(e.rules).toMatch(/^[a-z0-9_]+(,[a-z0-9_]+)*$/);
+      expect(entries.some((e) => e.rules?.split(",").includes("aws_access_key_id"))).toBe(true);
+      const passed = await apiGet<{ entries: Array<{ rules: string | null }> }>(
+        "/audit?action=pass&limit=50",
+      );
+      expect(passed.entries.every((e) => e.rules === null)).toBe(true);
+      await s.runtime.store.flush();
+      const trail = readFileSync(join(s.configDir, "audit", "audit.jsonl"), "utf8")
+        .trim()
+        .split("\n");
+      expect(
+        trail.some((l) => (JSON.parse(l) as { rules?: string }).rules?.includes("aws_access_key_id")),
+      ).toBe(true);
+      const { page, problems } = await openPage("audit?action=block");
+      const link = page.locator('#audit-table a[href="#/findings?rule=aws_access_key_id"]').first();
+      await link.waitFor();
+      expect(await link.textContent()).toBe("aws_access_key_id");
+      await page.close();
+      expect(problems.errors).toEqual([]);
+    },
+    T,
+  );
+
   test(
     "the Overview's cards and scan health match /api/v1/stats",
     async () => {

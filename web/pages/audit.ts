@@ -102,6 +102,19 @@ export async function auditPage(ctx: PageCtx) {
                   null,
                   badge(e.action),
                   e.mode === "passthrough" ? [" ", badge("passthrough", "warning")] : null,
+                  // Why: the rules that decided it, each a link to its findings.
+                  e.rules
+                    ? h(
+                        "span",
+                        { class: "audit-rules" },
+                        e.rules
+                          .split(",")
+                          .map((r) => [
+                            " ",
+                            h("a", { class: "mono", href: `#/findings?rule=${encodeURIComponent(r)}` }, r),
+                          ]),
+                      )
+                    : null,
                 ),
                 h(
                   "td",
