@@ -133,7 +133,15 @@ export class Notifications {
         source: "config",
       }),
     );
-    return [...fromConfig, ...this.#o.repo.list().map((r) => this.#open(r))];
+    const taken = new Set(fromConfig.map((e) => e.config.name));
+    const fromApi = this.#o.repo.list().map((r): ChannelEntry => {
+      const e = this.#open(r);
+      // A channel added to the config file later under the same name wins; this one waits, shown.
+      return taken.has(r.name) && !e.error
+        ? { ...e, error: "the config file has a channel of this name, which is used instead" }
+        : e;
+    });
+    return [...fromConfig, ...fromApi];
   }
 
   get(name: string): ChannelEntry | null {
@@ -204,6 +212,10 @@ export class Notifications {
   }
 
   remove(name: string): void {
+    if (this.#o.repo.delete(name)) {
+      this.refresh();
+      return;
+    }
     const current = this.#existing(name);
     if (current.source === "config")
       throw new ChannelError(
@@ -211,8 +223,6 @@ export class Notifications {
         "read_only",
         `channel ${name} comes from the config file; remove it there (it can be disabled here)`,
       );
-    this.#o.repo.delete(name);
-    this.refresh();
   }
 
   setEnabled(name: string, enabled: unknown): ChannelEntry {

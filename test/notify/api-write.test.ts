@@ -7,36 +7,22 @@
 import { afterAll, expect, test } from "bun:test";
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { verifyWebhook } from "../../src/notify/webhook-sign.ts";
-import { startSluice } from "../helpers/sluice.ts";
+import { startSluice, writeTestConfig } from "../helpers/sluice.ts";
+import { signedReceiver } from "./receivers.ts";
 
 const HOOK_SECRET = ["api", "hook", "signing", "secret"].join("-");
 const URL_TOKEN = ["tok", "en", "in", "the", "path", "9f3a"].join("");
 const SLACK_URL = `https://hooks.slack.com/services/T0/B0/${["yaml", "slack", "path", "value"].join("")}`;
 
-const arrived: { body: Record<string, unknown>; signed: boolean }[] = [];
-const hook = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(req) {
-    const raw = await req.text();
-    const signed = verifyWebhook(
-      HOOK_SECRET,
-      raw,
-      { signature: req.headers.get("x-sluice-signature"), timestamp: req.headers.get("x-sluice-timestamp") },
-      Math.floor(Date.now() / 1000),
-    );
-    arrived.push({ body: JSON.parse(raw), signed });
-    return new Response(signed ? "accepted" : "bad signature", { status: signed ? 200 : 401 });
-  },
-});
+const hook = signedReceiver(HOOK_SECRET);
+const arrived = hook.arrived;
 const failing = Bun.serve({
   port: 0,
   hostname: "127.0.0.1",
   fetch: () => new Response("receiver is down", { status: 503 }),
 });
 afterAll(() => {
-  hook.stop(true);
+  hook.stop();
   failing.stop(true);
 });
 
@@ -72,7 +58,7 @@ function filesUnder(dir: string): string[] {
 const webhook = () => ({
   name: "ops-hook",
   type: "webhook",
-  url: `${hook.url.href}in/${URL_TOKEN}`,
+  url: `${hook.url}in/${URL_TOKEN}`,
   secret: HOOK_SECRET,
   events: ["block"],
   min_severity: "critical",
@@ -254,4 +240,30 @@ test("a restart keeps API channels; the database and logs hold no secret; a fail
     expect({ f, secret: bytes.includes(HOOK_SECRET) }).toEqual({ f, secret: false });
     expect({ f, token: bytes.includes(URL_TOKEN) }).toEqual({ f, token: false });
   }
+});
+
+test("a config-file channel added later under an API channel's name wins; the API one is shown unused and can be deleted", async () => {
+  await using s = await startSluice();
+  const api = client(s.dashboardUrl!);
+  expect((await api("POST", "/api/v1/notifications", { ...webhook(), name: "dup" })).status).toBe(201);
+  writeTestConfig({
+    home: s.configDir,
+    config: { notifications: { channels: [{ name: "dup", type: "slack", webhook_url: SLACK_URL }] } },
+  });
+  expect((await s.runtime.reload()).ok).toBe(true);
+  const list = (await api("GET", "/api/v1/notifications")).json.channels;
+  expect(
+    list.map((c: { name: string; source: string; error: string | null }) => [c.name, c.source, c.error]),
+  ).toEqual([
+    ["dup", "config", null],
+    ["dup", "api", "the config file has a channel of this name, which is used instead"],
+  ]);
+  expect((await api("GET", "/api/v1/notifications/dup")).json).toMatchObject({
+    source: "config",
+    type: "slack",
+  });
+  expect((await api("DELETE", "/api/v1/notifications/dup")).status).toBe(200);
+  const after = (await api("GET", "/api/v1/notifications")).json.channels;
+  expect(after.map((c: { name: string; source: string }) => `${c.name}:${c.source}`)).toEqual(["dup:config"]);
+  expect((await api("DELETE", "/api/v1/notifications/dup")).json.error.code).toBe("read_only");
 });

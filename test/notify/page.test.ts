@@ -6,32 +6,14 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { verifyWebhook } from "../../src/notify/webhook-sign.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { launchBrowser, type PageProblems, watchPage } from "../web/browser.ts";
+import { signedReceiver } from "./receivers.ts";
 
 const T = 30_000;
 const HOOK_SECRET = ["page", "hook", "signing", "secret"].join("-");
-const arrived: { body: Record<string, unknown>; signed: boolean }[] = [];
-let onArrive: () => void = () => {};
-const hook = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(req) {
-    const raw = await req.text();
-    const signed = verifyWebhook(
-      HOOK_SECRET,
-      raw,
-      { signature: req.headers.get("x-sluice-signature"), timestamp: req.headers.get("x-sluice-timestamp") },
-      Math.floor(Date.now() / 1000),
-    );
-    arrived.push({ body: JSON.parse(raw), signed });
-    onArrive();
-    return new Response(signed ? "received by page-test receiver" : "bad signature", {
-      status: signed ? 200 : 401,
-    });
-  },
-});
+const hook = signedReceiver(HOOK_SECRET, "received by page-test receiver");
+const arrived = hook.arrived;
 
 let s: InProcessSluice;
 let browser: Browser;
@@ -39,7 +21,7 @@ beforeAll(async () => {
   s = await startSluice({
     config: {
       notifications: {
-        channels: [{ name: "from-yaml", type: "webhook", url: `${hook.url.href}yaml`, secret: HOOK_SECRET }],
+        channels: [{ name: "from-yaml", type: "webhook", url: `${hook.url}yaml`, secret: HOOK_SECRET }],
       },
     },
   });
@@ -48,7 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await s?.stop();
-  hook.stop(true);
+  hook.stop();
 });
 
 async function open(): Promise<{ page: Page; problems: PageProblems }> {
@@ -80,14 +62,12 @@ test(
     expect(await page.inputValue("#nf-name")).toBe("page-hook");
     problems.errors.length = 0; // the 400 above was the point
 
-    await page.fill("#nf-url", `${hook.url.href}page`);
+    await page.fill("#nf-url", `${hook.url}page`);
     await page.click("#notify-form button[type=submit]");
     await row(page, "page-hook").waitFor();
     expect(await row(page, "page-hook").textContent()).not.toContain(HOOK_SECRET);
 
-    const got = new Promise<void>((r) => {
-      onArrive = r;
-    });
+    const got = hook.next();
     await row(page, "page-hook").getByRole("button", { name: "Test" }).click();
     await got;
     expect(arrived.at(-1)).toMatchObject({ signed: true, body: { action: "test", count: 1 } });
