@@ -3,6 +3,10 @@
  * here; enable, disable and test channels from the config file (read-only otherwise); batch actions
  * over the selected rows. Secret fields are shown masked and left blank in the edit form, where
  * blank means "keep the stored value".
+ *
+ * Longer than most pages (and `notificationsPage`, `load` and `showForm` longer than most functions):
+ * the table, the batch bar, the test result and the form share the page's state (selection, the
+ * channel being edited, the types' fields); the per-type field table is data and takes a third.
  */
 import { del, get, post, put } from "../api.ts";
 import { ago, badge, dataTable, empty, field, h, mount, select } from "../dom.ts";
