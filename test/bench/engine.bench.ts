@@ -244,6 +244,44 @@ export async function run(): Promise<BenchTable[]> {
     }
   }
 
+  // Small requests, warm: the fixed per-request cost (parse, walk, hashing, masking, events). Timed in
+  // batches (one collection per batch) because a single 1 KB scan is below the timer's useful grain.
+  {
+    const small = (extra: string) => {
+      const b = {
+        model: "claude-sonnet-4-5",
+        max_tokens: 1024,
+        messages: [{ role: "user", content: `${c.prose.join("\n\n").slice(0, 900)}${extra}` }],
+      };
+      return enc.encode(JSON.stringify(b));
+    };
+    const findings = ` deploy with AKIA${"Q2W3E4R5T6Y7U8I9"}, mail ops@acme-corp.io`;
+    for (const [label, bytes, target] of [
+      ["1 KB request, clean, warm (per request)", small(""), 50],
+      ["1 KB request with findings, warm (per request)", small(findings), 120],
+    ] as const) {
+      const s = makeScanner();
+      let v: Verdict | null = null;
+      const batch = 200;
+      const t = time(() => {
+        // A new session per call, so no session cache carries over between requests.
+        for (let i = 0; i < batch; i++) v = s.hook(req(bytes, `small-${sessionN++}`)) as Verdict;
+      }, 15);
+      const parse = time(() => {
+        for (let i = 0; i < batch; i++) JSON.parse(new TextDecoder().decode(bytes));
+      }, 15);
+      const us = (ms: number) => ((ms * 1000) / batch).toFixed(1);
+      rows.push([
+        `${label}, ${bytes.length} B, µs`,
+        us(t.wall),
+        us(t.cpu),
+        `≤ ${target} µs`,
+        us(parse.cpu),
+        `${v!.findings.length} findings, ${v!.action}`,
+      ]);
+    }
+  }
+
   // Plain text throughput (the `scan` command path): code and prose, no JSON.
   let text = "";
   for (const s of [...c.code, ...c.prose]) {
