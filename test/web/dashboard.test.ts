@@ -103,6 +103,10 @@ describe("dashboard pages", () => {
       expect(Number((await page.locator("#card-today").textContent())!.replace(/\D/g, ""))).toBe(
         stats.today_count,
       );
+      // The live feed opens with the latest findings and requests, not "Waiting for traffic".
+      expect(await page.locator("#live-feed li").count()).toBeGreaterThan(0);
+      expect(await page.locator("#feed-empty").count()).toBe(0);
+      expect(await page.locator("#live-feed").textContent()).toContain("aws_access_key_id");
       await page.close();
       expect(problems.errors).toEqual([]);
     },

@@ -8,19 +8,23 @@ import { breakdown, severityStack, trendChart } from "../charts.ts";
 import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview } from "../dom.ts";
 import { type LiveEvent, onLive } from "../live.ts";
 import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
-import type { AuditStatus, Pipeline, Session, Stats, Status } from "../types.ts";
+import type { AuditEntry, AuditStatus, Finding, Pipeline, Session, Stats, Status } from "../types.ts";
 
 const FEED_MAX = 60;
+/** Findings and requests the feed opens with. */
+const FEED_SEED = 10;
 
 export async function overviewPage(ctx: PageCtx) {
   let days = Number(ctx.params.get("days")) || 30;
   if (![7, 30, 90].includes(days)) days = 30;
 
-  const [stats, dash, pipeline, status] = await Promise.all([
+  const [stats, dash, pipeline, status, recentFindings, recentRequests] = await Promise.all([
     get<Stats>("/stats", { days }),
     get<{ sessions: Session[]; total: number }>("/sessions/dashboard", { limit: 10 }),
     get<Pipeline>("/pipeline"),
     get<Status>("/status"),
+    get<{ findings: Finding[] }>("/findings", { limit: FEED_SEED }),
+    get<{ entries: AuditEntry[] }>("/audit", { limit: FEED_SEED }),
   ]);
   if (ctx.left()) return;
 
@@ -111,6 +115,12 @@ export async function overviewPage(ctx: PageCtx) {
     feed.prepend(feedItem(ev));
     while (feed.children.length > FEED_MAX) feed.lastElementChild?.remove();
   };
+  // The feed opens with the latest findings and requests, oldest first so the newest ends on top.
+  const seeded: LiveEvent[] = [
+    ...recentFindings.findings.map((f) => ({ ...f, type: "finding" })),
+    ...recentRequests.entries.map((e) => ({ ...e, type: "request" })),
+  ];
+  for (const ev of seeded.sort((a, b) => String(a.ts).localeCompare(String(b.ts)))) addFeed(ev);
   for (const name of BUS_EVENTS) ctx.onLeave(onLive(name, addFeed));
   ctx.onLeave(
     onLive("finding", () => {
@@ -180,7 +190,7 @@ export async function overviewPage(ctx: PageCtx) {
         "section",
         { class: "panel", "aria-labelledby": "feed-title" },
         h("h2", { id: "feed-title" }, "Live activity"),
-        feedEmpty,
+        feed.children.length === 0 ? feedEmpty : null,
         feed,
       ),
     ),
