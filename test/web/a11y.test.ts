@@ -23,6 +23,7 @@ const PAGES: Array<[string, string]> = [
   ["pipeline", "#stages-table"],
   ["audit", "#audit-table"],
   ["connect", "#clients section"],
+  ["notifications", "#notify-channels"],
 ];
 
 beforeAll(async () => {
