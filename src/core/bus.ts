@@ -27,6 +27,8 @@ export interface RequestEvent {
   finding_count: number;
   /** The rules whose findings gave the request its action (comma-separated), null when none did. */
   rules: string | null;
+  /** Where that action came from (the findings' `action_source`, comma-separated), null when none did. */
+  action_source: string | null;
   bytes: number;
   duration_ms: number;
   upstream_status: number | null;

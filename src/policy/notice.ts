@@ -56,8 +56,17 @@ export interface BlockNotice {
  * @example decidingRules(findings, "block") // "aws_access_key_id,github_pat"
  */
 export function decidingRules(findings: Finding[], action: string): string | null {
-  const rules = [...new Set(findings.filter((f) => f.action === action).map((f) => f.rule))].sort();
-  return rules.length > 0 ? rules.join(",") : null;
+  return listOf(findings, action, (f) => f.rule);
+}
+
+/** Where the action of `decidingRules` came from: their findings' `action_source`s, or null. */
+export function decidingSource(findings: Finding[], action: string): string | null {
+  return listOf(findings, action, (f) => f.action_source);
+}
+
+function listOf(findings: Finding[], action: string, field: (f: Finding) => string): string | null {
+  const values = [...new Set(findings.filter((f) => f.action === action).map(field))].sort();
+  return values.length > 0 ? values.join(",") : null;
 }
 
 /** Where the user can see a block's findings and allow a false positive: the running dashboard. */

@@ -21,7 +21,7 @@ import {
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
 import { parseJsonSource } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
-import { blockNotice, decidingRules, type NoticeLinks } from "../policy/notice.ts";
+import { blockNotice, decidingRules, decidingSource, type NoticeLinks } from "../policy/notice.ts";
 import type { ProxyMode } from "../runtime/contract.ts";
 import type { Tracing } from "../tracing/index.ts";
 import { type Charset, declaredCharset, fromUtf8, isUtf8Charset, toUtf8 } from "./charset.ts";
@@ -291,6 +291,7 @@ export class ProxyServer {
       action: "pass",
       finding_count: 0,
       rules: null,
+      action_source: null,
       bytes: Number(req.headers.get("content-length") ?? 0) || 0,
       duration_ms: 0,
       upstream_status: null,
@@ -563,6 +564,7 @@ export class ProxyServer {
         action,
         finding_count: verdict.findings.length,
         rules: decidingRules(verdict.findings, action),
+        action_source: decidingSource(verdict.findings, action),
         bytes: bytes?.byteLength ?? (Number.isFinite(declared) ? declared : 0),
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         upstream_status: status,
@@ -849,6 +851,7 @@ export class ProxyServer {
         action: verdict.action,
         finding_count: verdict.findings.length,
         rules: decidingRules(verdict.findings, verdict.action),
+        action_source: decidingSource(verdict.findings, verdict.action),
         bytes: body.byteLength,
         duration_ms: Math.round((performance.now() - started) * 100) / 100,
         upstream_status: null,

@@ -23,6 +23,7 @@ export const AUDIT_KEYS = [
   "action",
   "finding_count",
   "rules",
+  "action_source",
   "bytes",
   "duration_ms",
   "upstream_status",

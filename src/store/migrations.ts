@@ -371,7 +371,16 @@ export const MIGRATIONS: Migration[] = [
   `,
   // 8: the rules that decided each request's action, so the audit says why a request was blocked
   addAuditRules,
+  // 9: and where that action came from (a rule's own action, the detector's, the default)
+  addAuditActionSource,
 ];
+
+/** `audit.action_source` (idempotent, as `addAuditRules`). */
+function addAuditActionSource(db: Database): void {
+  const columns = db.query("PRAGMA table_info(audit)").all() as { name: string }[];
+  if (!columns.some((c) => c.name === "action_source"))
+    db.run("ALTER TABLE audit ADD COLUMN action_source TEXT");
+}
 
 /** `audit.rules` (idempotent: a database rebuilt from a newer one may have it already). */
 function addAuditRules(db: Database): void {

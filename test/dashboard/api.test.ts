@@ -118,6 +118,7 @@ beforeAll(async () => {
     action: "block",
     finding_count: 1,
     rules: "aws_access_key_id",
+    action_source: "rule_default",
     bytes: 4000,
     duration_ms: 3,
     upstream_status: null,
@@ -424,6 +425,7 @@ describe("clients, audit, ws, logs, mcp", () => {
       bytes: 4000,
       finding_count: 1,
       rules: "aws_access_key_id",
+      action_source: "rule_default",
     });
     expect((await env.json("GET", "/api/v1/audit?action=pass")).body.total).toBe(0);
     expect((await env.json("GET", "/api/v1/audit?provider=anthropic")).body.total).toBe(1);

@@ -40,6 +40,7 @@ test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep comi
     action: "pass",
     finding_count: 0,
     rules: null,
+    action_source: null,
     bytes: 1,
     duration_ms: 1,
     upstream_status: 200,

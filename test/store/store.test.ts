@@ -56,6 +56,7 @@ function request(over: Partial<RequestEvent> = {}): RequestEvent {
     action: "pass",
     finding_count: 0,
     rules: null,
+    action_source: null,
     bytes: 1234,
     duration_ms: 12.5,
     upstream_status: 200,

@@ -51,9 +51,11 @@ describe("dashboard pages", () => {
       const trail = readFileSync(join(s.configDir, "audit", "audit.jsonl"), "utf8")
         .trim()
         .split("\n");
-      expect(
-        trail.some((l) => (JSON.parse(l) as { rules?: string }).rules?.includes("aws_access_key_id")),
-      ).toBe(true);
+      const blockedLine = trail
+        .map((l) => JSON.parse(l) as { rules?: string; action_source?: string })
+        .find((l) => l.rules?.includes("aws_access_key_id"));
+      // The rule's shipped action decided it (no setting overrides it here).
+      expect(blockedLine?.action_source).toBe("rule_default");
       const { page, problems } = await openPage("audit?action=block");
       const link = page.locator('#audit-table a[href="#/findings?rule=aws_access_key_id"]').first();
       await link.waitFor();
