@@ -8,19 +8,11 @@
  * the table, the batch bar, the test result and the form share the page's state (selection, the
  * channel being edited, the types' fields); the per-type field table is data and takes a third.
  */
+import type { DeliveryStatus } from "../../src/notify/delivery.ts";
 import { del, get, post, put } from "../api.ts";
 import { ago, badge, dataTable, empty, field, h, mount, select } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
 import type { PageCtx } from "../state.ts";
-
-interface ChannelStatus {
-  last_success: string | null;
-  last_error: string | null;
-  last_error_at: string | null;
-  pending: number;
-  sent: number;
-  dropped: number;
-}
 
 interface Channel {
   name: string;
@@ -32,7 +24,7 @@ interface Channel {
   source: "config" | "api";
   read_only: boolean;
   error: string | null;
-  status: ChannelStatus | null;
+  status: DeliveryStatus | null;
   [field: string]: unknown;
 }
 
