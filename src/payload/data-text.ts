@@ -12,13 +12,14 @@ const HEAD_BYTES = 768;
 const PRINTABLE_MIN = 0.95;
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+const utf8 = new TextDecoder("utf-8");
 
 /** `s` as text when it is valid UTF-8 with few control characters; null otherwise. */
 function asText(bytes: Uint8Array, cut: boolean): string | null {
   let text: string;
   try {
     // A head cut inside a multi-byte character is not an error in the text.
-    text = cut ? new TextDecoder("utf-8").decode(bytes) : strictUtf8.decode(bytes);
+    text = cut ? utf8.decode(bytes) : strictUtf8.decode(bytes);
   } catch {
     return null;
   }

@@ -59,7 +59,11 @@ const STRUCTURE = new Set([
   "response.create",
 ]);
 
-const TOKEN_CHAR = /[A-Za-z0-9_\-+/=.~]/;
+/** 1 for the ASCII characters tokens are made of (letters, digits, `_-+/=.~`), by char code. */
+const TOKEN_CHAR = new Uint8Array(128);
+for (const c of "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=.~")
+  TOKEN_CHAR[c.charCodeAt(0)] = 1;
+const isTokenChar = (c: number) => c < 128 && TOKEN_CHAR[c] === 1;
 const TOKEN_RUN = /[A-Za-z0-9_\-+/=]{16}/;
 
 export interface Junction {
@@ -83,13 +87,13 @@ export interface Junctions {
 
 function tokenTail(t: string): string {
   let i = t.length;
-  while (i > 0 && t.length - i < REACH && TOKEN_CHAR.test(t[i - 1]!)) i--;
+  while (i > 0 && t.length - i < REACH && isTokenChar(t.charCodeAt(i - 1))) i--;
   return t.slice(i);
 }
 
 function tokenHead(t: string): string {
   let i = 0;
-  while (i < t.length && i < REACH && TOKEN_CHAR.test(t[i]!)) i++;
+  while (i < t.length && i < REACH && isTokenChar(t.charCodeAt(i))) i++;
   return t.slice(0, i);
 }
 

@@ -171,7 +171,7 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     if (p.source !== "file" && p.size > cfg.proxy.max_body_size)
       return nothing("body larger than proxy.max_body_size");
     if (p.size === 0) return nothing();
-    const dup = p.raw && p.duplicateKey?.();
+    const dup = p.raw ? p.duplicateKey?.() : null;
     if (dup && p.raw) {
       // JSON.parse kept one value of the key and dropped the others, and an upstream may keep
       // another: refused as ambiguous, or, where allowed, scanned as raw text, which holds them all.
