@@ -34,6 +34,9 @@ export interface RequestEvent {
   upstream_status: number | null;
   session_id: string;
   account_id: string | null;
+  /** The session's project and branch as the request named them (kept on the session, not audited). */
+  working_directory?: string | null;
+  git_branch?: string | null;
   mode: "active" | "passthrough";
   error: string | null;
   /** How the client signed in. */

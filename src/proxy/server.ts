@@ -763,7 +763,10 @@ export class ProxyServer {
   /** Count a finished request and put it on the bus (the audit trail); who sent it comes from `session`. */
   #recordRequest(
     session: SessionContext,
-    e: Omit<RequestEvent, "ts" | "client" | "model" | "session_id" | "account_id">,
+    e: Omit<
+      RequestEvent,
+      "ts" | "client" | "model" | "session_id" | "account_id" | "working_directory" | "git_branch"
+    >,
   ): void {
     this.deps.metrics.countRequest(e.action);
     this.deps.metrics.countClient(session.client, e.login);
@@ -774,6 +777,8 @@ export class ProxyServer {
       model: session.model,
       session_id: session.session_id,
       account_id: session.account_id,
+      working_directory: session.working_directory,
+      git_branch: session.git_branch,
     });
   }
 

@@ -212,6 +212,58 @@ export function workspaceOf(json: unknown): { working_directory: string | null; 
   return { working_directory: cwd, git_branch: findMarker(texts, BRANCH_MARKER) };
 }
 
+/** At most this many characters of a conversation's opening are read (hashed, never kept). */
+const OPENING_CHARS = 64 * 1024;
+/** At most this many values of the body are visited for it. */
+const OPENING_NODES = 4096;
+/** Roles of instructions that come before a conversation rather than in it. */
+const PREAMBLE_ROLES = new Set(["system", "developer"]);
+
+/**
+ * The text of a conversation's opening: its leading user turns, up to the first answer, in whatever
+ * shape the body has (`messages`, `input`, `contents`, also inside the Code Assist wrapper). Every
+ * turn of one conversation sends it again unchanged, and two runs of a tool differ in it (at least
+ * in the first prompt), so it tells runs apart when the tool sends no session id. Bounded.
+ */
+export function openingText(json: unknown): string {
+  if (!json || typeof json !== "object") return "";
+  const o = json as Record<string, unknown>;
+  const wrapped = (o.request && typeof o.request === "object" ? o.request : {}) as Record<string, unknown>;
+  const turns = o.messages ?? o.input ?? o.contents ?? wrapped.contents;
+  if (typeof turns === "string") return turns.slice(0, OPENING_CHARS);
+  if (!Array.isArray(turns)) return "";
+  const parts: string[] = [];
+  let chars = 0;
+  let nodes = 0;
+  let opened = false;
+  for (const turn of turns) {
+    const role = turn && typeof turn === "object" ? (turn as { role?: unknown }).role : undefined;
+    if (typeof role === "string" && PREAMBLE_ROLES.has(role)) continue;
+    if (role !== undefined && role !== "user") {
+      if (opened) break;
+      continue;
+    }
+    opened = true;
+    // Only what was said (`text` and `content` strings): cache markers and part boundaries move
+    // between turns of one conversation.
+    const stack: [unknown, string][] = [[turn, "content"]];
+    while (stack.length > 0 && chars < OPENING_CHARS && nodes++ < OPENING_NODES) {
+      const [node, key] = stack.pop()!;
+      if (typeof node === "string") {
+        if (key !== "text" && key !== "content") continue;
+        parts.push(node);
+        chars += node.length;
+      } else if (Array.isArray(node)) for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], key]);
+      else if (node && typeof node === "object") {
+        const entries = Object.entries(node as Record<string, unknown>);
+        for (let i = entries.length - 1; i >= 0; i--) stack.push([entries[i]![1], entries[i]![0]]);
+      }
+    }
+    if (chars >= OPENING_CHARS || nodes >= OPENING_NODES) break;
+  }
+  return parts.join("\n").slice(0, OPENING_CHARS);
+}
+
 function str(o: unknown, key: string): string | null {
   if (!o || typeof o !== "object") return null;
   const v = (o as Record<string, unknown>)[key];
@@ -255,12 +307,15 @@ export function sessionContext(input: SessionInput): SessionContext {
     meta?.session_id ??
     (input.provider === "code_assist" ? (str(wrapped, "session_id") ?? str(json, "user_prompt_id")) : null);
   if (!session) {
+    // No session id: the same tool, credential and address, in the same conversation (two runs of
+    // a tool open with different prompts, so they are two sessions).
     const basis = [
       input.provider,
       client.id,
       keyHash ?? "",
       headers.get("user-agent") ?? "",
       input.sourceIp ?? "",
+      openingText(json),
     ];
     session = `fp:${createHash("sha256").update(basis.join("\n")).digest("hex").slice(0, 16)}`;
   }

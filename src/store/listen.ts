@@ -91,7 +91,7 @@ function requestTouch(ev: RequestEvent): SessionTouch {
     client: ev.client || null,
     account_id: ev.account_id,
     device_id: null,
-    working_directory: null,
-    git_branch: null,
+    working_directory: ev.working_directory ?? null,
+    git_branch: ev.git_branch ?? null,
   };
 }

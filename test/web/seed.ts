@@ -2,7 +2,12 @@
  * Seed a running sluice the way users do: real provider requests with secrets in them, sent through
  * the proxy to the stand-in upstream. Secret-looking values are assembled at run time.
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { anthropicMessage, json, type Upstream } from "../helpers/upstream.ts";
+
+const FIXTURES = join(import.meta.dir, "../fixtures");
+const fixture = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), "utf8"));
 
 /** A fresh, valid-looking AWS access key id (never a real one). */
 export function fakeAwsKey(): string {
@@ -35,6 +40,88 @@ export function answerProviders(up: Upstream) {
     (p) => p.includes(":generateContent"),
     () => json({ candidates: [{ content: { role: "model", parts: [{ text: "ok" }] } }] }),
   );
+  up.on(
+    "POST",
+    (p) => p.includes(":streamGenerateContent"),
+    () =>
+      new Response(
+        `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text: "ok" }] }, finishReason: "STOP" }] })}\r\n\r\n`,
+        { headers: { "content-type": "text/event-stream" } },
+      ),
+  );
+}
+
+/** A Claude Code request body: the recorded turn of `test/fixtures/claude-code-request.json`. */
+export interface ClaudeCodeBody {
+  messages: Array<{ role: string; content: unknown }>;
+  metadata: { user_id: string };
+  [k: string]: unknown;
+}
+
+/** The recorded Claude Code turn (working directory and branch in its environment block), a fresh copy. */
+export function claudeCodeBody(): ClaudeCodeBody {
+  return fixture("claude-code-request.json");
+}
+
+/** The session id Claude Code put in a body's `metadata.user_id`. */
+export function claudeCodeSession(body: ClaudeCodeBody): string {
+  return (JSON.parse(body.metadata.user_id) as { session_id: string }).session_id;
+}
+
+/**
+ * Send `body` as Claude Code does: the headers of the recorded Claude Code request
+ * (`test/fixtures/logins/claude-oauth-messages.meta.json`) with its session id and a test token.
+ */
+export function sendClaudeCode(proxyUrl: string, body: ClaudeCodeBody) {
+  const meta = fixture("logins/claude-oauth-messages.meta.json") as {
+    path: string;
+    headers: Record<string, string>;
+  };
+  const headers = { ...meta.headers };
+  for (const k of ["connection", "accept-encoding"]) delete headers[k];
+  headers.authorization = `Bearer sk-ant-${"oat01"}-test-token`;
+  headers["x-claude-code-session-id"] = claudeCodeSession(body);
+  return fetch(`${proxyUrl}${meta.path}`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ ...body, stream: false }),
+  });
+}
+
+/**
+ * A Gemini CLI request signed in with an API key (`GOOGLE_GEMINI_BASE_URL`): the recorded request of
+ * `test/fixtures/logins/gemini-code-assist-*` without the Code Assist wrapper and its session id,
+ * which this sign-in mode does not send. `kind` is the conversation (`stream`) or the routing call
+ * before it (`route`); `prompt` replaces the recorded first prompt ("say hi").
+ */
+export function geminiCliBody(kind: "stream" | "route", prompt: string): Record<string, unknown> {
+  const name = kind === "stream" ? "stream-generate-content" : "generate-content";
+  const wrapped = fixture(`logins/gemini-code-assist-${name}.body.json`) as {
+    request: Record<string, unknown> & { contents: Array<{ parts: Array<{ text?: string }> }> };
+  };
+  const { session_id: _, ...request } = wrapped.request;
+  const contents = JSON.parse(
+    JSON.stringify(wrapped.request.contents).replaceAll('"say hi"', JSON.stringify(prompt)),
+  );
+  return { ...request, contents };
+}
+
+/** Send a Gemini CLI body as Gemini CLI 0.61 does with `GEMINI_API_KEY` (one User-Agent per run). */
+export function sendGeminiCli(proxyUrl: string, kind: "stream" | "route", body: Record<string, unknown>) {
+  const path =
+    kind === "stream"
+      ? "gemini-2.5-pro:streamGenerateContent?alt=sse"
+      : "gemini-2.5-flash-lite:generateContent";
+  return fetch(`${proxyUrl}/v1beta/models/${path}`, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      "x-goog-api-key": `AI${"za"}TestKeyNotReal`,
+      "x-goog-api-client": "gl-node/20.20.2",
+      "user-agent": "GeminiCLI-tui/0.61.0/gemini-2.5-pro (linux; x64; terminal)",
+    },
+    body: JSON.stringify(body),
+  });
 }
 
 /** One Claude Code-shaped request carrying `text`. */
