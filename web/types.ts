@@ -1,5 +1,8 @@
 /** Response shapes of the dashboard API (docs/api.md); the vocabulary comes from sluice's own. */
 import * as core from "../src/core/types.ts";
+import type { ActionCounts, ActionWindow, RequestActions } from "../src/store/audit.ts";
+
+export type { ActionCounts, ActionWindow, RequestActions };
 
 export type Severity = core.Severity;
 export const SEVERITIES: Severity[] = [...core.SEVERITIES];
@@ -123,6 +126,8 @@ export interface Stats {
   by_model: Record<string, number>;
   top_finding_types: Array<{ finding_type: string; count: number }>;
   daily_trend: Array<{ date: string; count: number }>;
+  /** Requests blocked, redacted and alerted, today and over 7 days, per tool and per project. */
+  request_actions: RequestActions;
   scan_health: {
     unscanned: { total: number; by_reason: Record<string, number>; by_client: Record<string, number> };
     scan_errors: number;

@@ -21,10 +21,11 @@ export interface WebEnv {
   close(): Promise<void>;
 }
 
-export async function startWebEnv(): Promise<WebEnv> {
+/** `config`: extra sluice configuration (nested keys), as `startSluice` takes it. */
+export async function startWebEnv(config?: Record<string, unknown>): Promise<WebEnv> {
   const up = await startUpstream();
   answerProviders(up);
-  const s = await startSluice({ upstream: up.url });
+  const s = await startSluice({ upstream: up.url, config });
   const base = s.dashboardUrl!;
   const browser = await launchBrowser();
   return {

@@ -139,6 +139,38 @@ function route(req: Request, url: URL): Response {
         date: new Date(now - (days - 1 - i) * 86400_000).toISOString().slice(0, 10),
         count: Math.round(4 + 3 * Math.sin(i / 2) + (i % 5)),
       })),
+      request_actions: {
+        today: {
+          since: `${iso(0).slice(0, 10)}T00:00:00.000Z`,
+          block: 3,
+          redact: 1,
+          alert: 2,
+          by_client: [
+            { client: "claude-code", block: 2, redact: 1, alert: 0 },
+            { client: "codex", block: 1, redact: 0, alert: 2 },
+          ],
+          by_project: [
+            { project: "/home/dev/project", block: 3, redact: 1, alert: 1 },
+            { project: null, block: 0, redact: 0, alert: 1 },
+          ],
+        },
+        week: {
+          since: `${new Date(now - 6 * 86400_000).toISOString().slice(0, 10)}T00:00:00.000Z`,
+          block: 14,
+          redact: 5,
+          alert: 9,
+          by_client: [
+            { client: "claude-code", block: 9, redact: 4, alert: 3 },
+            { client: "codex", block: 4, redact: 1, alert: 4 },
+            { client: "gemini-cli", block: 1, redact: 0, alert: 2 },
+          ],
+          by_project: [
+            { project: "/home/dev/project", block: 11, redact: 5, alert: 6 },
+            { project: "/home/dev/infrastructure/terraform-modules", block: 3, redact: 0, alert: 2 },
+            { project: null, block: 0, redact: 0, alert: 1 },
+          ],
+        },
+      },
       scan_health: {
         unscanned: { total: 3, by_reason: { non_json: 2, unknown_shape: 1 }, by_client: { "gemini-cli": 3 } },
         scan_errors: 0,

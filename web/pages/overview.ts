@@ -1,6 +1,6 @@
 /**
- * Overview: today's cards, the findings trend, breakdowns, the live feed, recent sessions and
- * pipeline health.
+ * Overview: today's cards, what sluice stopped (overview-stopped.ts), the findings trend,
+ * breakdowns, the live feed, recent sessions and pipeline health.
  */
 import { BUS_EVENTS } from "../../src/core/bus.ts";
 import { get } from "../api.ts";
@@ -9,6 +9,7 @@ import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview 
 import { type LiveEvent, onLive } from "../live.ts";
 import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
 import type { AuditEntry, AuditStatus, Finding, Pipeline, Session, Stats, Status } from "../types.ts";
+import { stoppedPanel } from "./overview-stopped.ts";
 
 const FEED_MAX = 60;
 /** Findings and requests the feed opens with. */
@@ -67,7 +68,9 @@ export async function overviewPage(ctx: PageCtx) {
   const todayValue = h("div", { class: "card-value", id: "card-today" }, num(stats.today_count));
   const lastValue = h("div", { class: "card-value" }, ago(stats.last_finding_time));
   const totalSub = h("div", { class: "card-sub" }, `${num(stats.total_findings)} in total`);
-  // Stored counts (deduplicated) come from /stats, re-read shortly after live findings arrive.
+  const stopped = stoppedPanel(stats.request_actions);
+  // Stored counts (deduplicated) come from /stats, re-read shortly after live findings and acted
+  // requests arrive.
   let cardsPending = false;
   const refreshCards = () => {
     if (cardsPending) return;
@@ -80,6 +83,7 @@ export async function overviewPage(ctx: PageCtx) {
         todayValue.textContent = num(st.today_count);
         totalSub.textContent = `${num(st.total_findings)} in total`;
         lastValue.textContent = ago(st.last_finding_time);
+        stopped.update(st.request_actions);
       } catch {
         /* the next event retries */
       }
@@ -128,6 +132,11 @@ export async function overviewPage(ctx: PageCtx) {
       refreshCards();
     }),
   );
+  ctx.onLeave(
+    onLive("request", (ev) => {
+      if (ev.action === "block" || ev.action === "redact" || ev.action === "alert") refreshCards();
+    }),
+  );
 
   const noData = stats.total_findings === 0 && (stats.total_requests ?? 0) === 0;
 
@@ -172,6 +181,7 @@ export async function overviewPage(ctx: PageCtx) {
         ),
       ),
     ),
+    stopped.el,
     h(
       "div",
       { class: "grid main-side" },

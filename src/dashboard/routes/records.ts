@@ -108,6 +108,7 @@ export function recordRoutes(app: Elysia, { store, rt }: Ctx): void {
       ...store.findings.stats(days),
       total_requests: rt.stats().requests,
       audited_requests: store.audit.count(),
+      request_actions: store.audit.requestActions(),
       scan_health: scanHealth(store, days),
     };
   });

@@ -1,0 +1,114 @@
+/**
+ * `/api/v1/stats` `request_actions`: requests blocked, redacted and alerted today and over the last
+ * 7 days, per tool and per project, counted from the audit (one per request, under its action).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { RequestEvent } from "../../src/core/bus.ts";
+import type { RequestActions } from "../../src/store/audit.ts";
+import { DAY_MS } from "../../src/store/sql.ts";
+import { type Env, finding, makeEnv, session } from "./_env.ts";
+
+let env: Env;
+const now = Date.now();
+const startOfToday = Math.floor(now / DAY_MS) * DAY_MS;
+
+let n = 0;
+function request(over: Partial<RequestEvent>): void {
+  env.rt.bus.emit("request", {
+    request_id: `req-${++n}`,
+    ts: new Date(now).toISOString(),
+    provider: "anthropic",
+    client: "claude-code",
+    model: "claude-sonnet-4-5",
+    method: "POST",
+    path: "/v1/messages",
+    action: "pass",
+    finding_count: 0,
+    rules: null,
+    action_source: null,
+    bytes: 100,
+    duration_ms: 1,
+    upstream_status: 200,
+    session_id: "s-app",
+    account_id: null,
+    mode: "active",
+    error: null,
+    login: "api_key",
+    unscanned: null,
+    ...over,
+  });
+}
+
+beforeAll(async () => {
+  env = await makeEnv();
+  // The sessions and their projects, as a finding of each brings them.
+  for (const [id, wd] of [
+    ["s-app", "/home/dev/app"],
+    ["s-api", "/home/dev/api"],
+  ] as const)
+    env.rt.bus.emit("finding", {
+      finding: finding(),
+      session: session({ session_id: id, working_directory: wd }),
+      provider: "anthropic",
+      request_id: "r",
+      transport: "http",
+    });
+  const at = (ms: number) => new Date(ms).toISOString();
+  // Today: 2 blocked (app), 1 redacted (api, codex), 1 alerted with no session, passes and logs.
+  request({ action: "block", finding_count: 3 });
+  request({ action: "block", ts: at(startOfToday) });
+  request({ action: "redact", client: "codex", session_id: "s-api" });
+  request({ action: "alert", client: "gemini-cli", session_id: "" });
+  request({ action: "pass" });
+  request({ action: "log" });
+  // Earlier this week: 1 blocked (api), 1 alerted (app); before the week: 1 blocked, not counted.
+  request({ action: "block", session_id: "s-api", ts: at(startOfToday - 1) });
+  request({ action: "alert", ts: at(startOfToday - 6 * DAY_MS) });
+  request({ action: "block", ts: at(startOfToday - 6 * DAY_MS - 1) });
+  await env.store.flush();
+});
+afterAll(() => env.close());
+
+test("today and the week, in total, per tool and per project; a request counts once", async () => {
+  const r = await env.json<{ request_actions: RequestActions }>("GET", "/api/v1/stats");
+  expect(r.status).toBe(200);
+  const { today, week } = r.body.request_actions;
+  expect(today.since).toBe(new Date(startOfToday).toISOString());
+  expect(week.since).toBe(new Date(startOfToday - 6 * DAY_MS).toISOString());
+  expect([today.block, today.redact, today.alert]).toEqual([2, 1, 1]);
+  expect([week.block, week.redact, week.alert]).toEqual([3, 1, 2]);
+  expect(today.by_client).toEqual([
+    { client: "claude-code", block: 2, redact: 0, alert: 0 },
+    { client: "codex", block: 0, redact: 1, alert: 0 },
+    { client: "gemini-cli", block: 0, redact: 0, alert: 1 },
+  ]);
+  expect(week.by_client).toEqual([
+    { client: "claude-code", block: 3, redact: 0, alert: 1 },
+    { client: "codex", block: 0, redact: 1, alert: 0 },
+    { client: "gemini-cli", block: 0, redact: 0, alert: 1 },
+  ]);
+  expect(today.by_project).toEqual([
+    { project: "/home/dev/app", block: 2, redact: 0, alert: 0 },
+    { project: "/home/dev/api", block: 0, redact: 1, alert: 0 },
+    { project: null, block: 0, redact: 0, alert: 1 },
+  ]);
+  expect(week.by_project).toEqual([
+    { project: "/home/dev/app", block: 2, redact: 0, alert: 1 },
+    { project: "/home/dev/api", block: 1, redact: 1, alert: 0 },
+    { project: null, block: 0, redact: 0, alert: 1 },
+  ]);
+});
+
+test("nothing acted on: zeros and empty lists", async () => {
+  const empty = await makeEnv();
+  try {
+    const r = await empty.json<{ request_actions: RequestActions }>("GET", "/api/v1/stats");
+    for (const w of [r.body.request_actions.today, r.body.request_actions.week]) {
+      expect([w.block, w.redact, w.alert]).toEqual([0, 0, 0]);
+      expect(w.by_client).toEqual([]);
+      expect(w.by_project).toEqual([]);
+    }
+  } finally {
+    await empty.close();
+  }
+});
