@@ -151,6 +151,20 @@ export function connectHint(proxy = "http://127.0.0.1:8080"): HTMLElement {
   );
 }
 
+/**
+ * `text` with a line-break opportunity after each `_ / . : ? & =` and inside camelCase, so that a
+ * long identifier, path or URL in a narrow cell wraps between its parts rather than mid-word (the
+ * text is unchanged).
+ */
+export function breakable(text: string): Child[] {
+  const out: Child[] = [];
+  for (const part of text.split(/(?<=[_/.:?&=])|(?<=[a-z])(?=[A-Z])/)) {
+    if (out.length > 0) out.push(h("wbr"));
+    out.push(part);
+  }
+  return out;
+}
+
 /** Debounce for search boxes. */
 /** A table in its scrolling wrapper: `head` the header cells, `body` what the tbody holds (the rows). */
 export function dataTable(props: Props | null, head: Child[], ...body: Child[]): HTMLElement {

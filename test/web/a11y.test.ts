@@ -7,7 +7,17 @@ import type { Browser, Page } from "playwright-core";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import { launchBrowser } from "./browser.ts";
-import { answerProviders, fakeAwsKey, fakeGithubToken, sendAnthropic } from "./seed.ts";
+import {
+  answerProviders,
+  claudeCodeBody,
+  fakeAwsKey,
+  fakeGithubToken,
+  geminiCliBody,
+  sendAnthropic,
+  sendClaudeCode,
+  sendGeminiCli,
+  sendOpenAI,
+} from "./seed.ts";
 
 let up: Upstream;
 let s: InProcessSluice;
@@ -31,8 +41,20 @@ beforeAll(async () => {
   answerProviders(up);
   s = await startSluice({ upstream: up.url });
   browser = await launchBrowser();
-  const r = await sendAnthropic(s.proxyUrl, `keys ${secrets[0]} and ${secrets[1]} for jane@acme-corp.io`);
-  await r.arrayBuffer();
+  // Long values of real tools too: Claude Code's project path and branch, Gemini CLI's paths.
+  const withKey = claudeCodeBody();
+  withKey.messages.push(
+    { role: "assistant", content: [{ type: "text", text: "Done." }] },
+    { role: "user", content: [{ type: "text", text: `deploy with ${fakeAwsKey()}` }] },
+  );
+  const res = await Promise.all([
+    sendAnthropic(s.proxyUrl, `keys ${secrets[0]} and ${secrets[1]} for jane@acme-corp.io`),
+    sendClaudeCode(s.proxyUrl, claudeCodeBody()),
+    sendClaudeCode(s.proxyUrl, withKey),
+    sendGeminiCli(s.proxyUrl, "stream", geminiCliBody("stream", `push with ${fakeGithubToken()}`)),
+    sendOpenAI(s.proxyUrl, `mail jane.doe@acme-corp.io, key ${fakeAwsKey()}`),
+  ]);
+  await Promise.all(res.map((r) => r.arrayBuffer()));
   await s.runtime.store.flush();
 }, 30_000);
 
@@ -199,4 +221,57 @@ test("usable from 1024 px wide: no page scrolls sideways", async () => {
   if (w > 1024) wide.push(`finding detail is ${w} px wide`);
   await page.close();
   expect(wide).toEqual([]);
+}, 30_000);
+
+/** Runs in the page: every table cell whose right edge passes its table's box, and by how much. */
+function cellsPastTheirBox(): string[] {
+  const out: string[] = [];
+  for (const wrap of document.querySelectorAll(".table-wrap")) {
+    const right = wrap.getBoundingClientRect().right;
+    const table = wrap.querySelector("table");
+    for (const cell of wrap.querySelectorAll("th, td")) {
+      const past = cell.getBoundingClientRect().right - right;
+      if (past > 0.5)
+        out.push(
+          `#${table?.id || "(table)"} ${cell.tagName.toLowerCase()} "${(cell.textContent ?? "").trim().slice(0, 30)}" by ${Math.round(past)} px`,
+        );
+    }
+  }
+  return out;
+}
+
+test("from 1024 px wide every column shows whole: no table cell passes its table's box", async () => {
+  const page = await browser.newPage({ viewport: { width: 1024, height: 768 } });
+  const cut: string[] = [];
+  const tables: string[] = [];
+  const check = async (where: string) => {
+    for (const x of await page.evaluate(cellsPastTheirBox)) cut.push(`${where}: ${x}`);
+    tables.push(...(await page.locator(".table-wrap table").evaluateAll((ts) => ts.map((t) => t.id))));
+  };
+  for (const [hash, ready] of [
+    ["", "#stopped-by-project tbody tr"],
+    ["findings", "#findings-table tbody tr"],
+    ["audit", "#audit-table tbody tr"],
+    ["sessions", "#sessions-table tbody tr"],
+  ] as const) {
+    await page.goto(`${s.dashboardUrl}/#/${hash}`);
+    await page.locator(ready).first().waitFor({ timeout: 10_000 });
+    await check(`#/${hash}`);
+  }
+  // The findings table beside (or under) a finding's detail.
+  await page.goto(`${s.dashboardUrl}/#/findings`);
+  await page.locator("#findings-table tbody tr").first().click();
+  await page.locator("#detail-preview").waitFor();
+  await check("#/findings with the detail open");
+  await page.close();
+  expect(tables).toEqual(
+    expect.arrayContaining([
+      "stopped-by-tool",
+      "stopped-by-project",
+      "findings-table",
+      "audit-table",
+      "sessions-table",
+    ]),
+  );
+  expect(cut).toEqual([]);
 }, 30_000);

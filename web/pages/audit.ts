@@ -4,6 +4,7 @@ import {
   ago,
   anyOf,
   badge,
+  breakable,
   connectHint,
   dataTable,
   debounce,
@@ -81,7 +82,7 @@ export async function auditPage(ctx: PageCtx) {
         : dataTable(
             { id: "audit-table" },
             [
-              ["When", "Request", "Provider", "Client", "Model", "Action", "Status", "Session"].map((t) =>
+              ["When", "Request", "Tool", "Action", "Status", "Session"].map((t) =>
                 h("th", { scope: "col" }, t),
               ),
               h("th", { class: "num", scope: "col" }, "Findings"),
@@ -92,11 +93,15 @@ export async function auditPage(ctx: PageCtx) {
               h(
                 "tr",
                 null,
-                h("td", { title: when(e.ts) }, ago(e.ts)),
-                h("td", { class: "mono", title: e.request_id }, `${e.method} ${e.path}`),
-                h("td", null, e.provider),
-                h("td", null, e.client),
-                h("td", null, e.model ?? "—"),
+                h("td", { class: "when", title: when(e.ts) }, ago(e.ts)),
+                h("td", { class: "mono", title: e.request_id }, breakable(`${e.method} ${e.path}`)),
+                // The tool, then where it went: provider and model.
+                h(
+                  "td",
+                  null,
+                  h("span", { class: "nowrap" }, e.client || "unknown"),
+                  h("div", { class: "muted sub" }, [e.provider, e.model].filter(Boolean).join(" · ")),
+                ),
                 h(
                   "td",
                   null,
@@ -111,7 +116,11 @@ export async function auditPage(ctx: PageCtx) {
                           .split(",")
                           .map((r) => [
                             " ",
-                            h("a", { class: "mono", href: `#/findings?rule=${encodeURIComponent(r)}` }, r),
+                            h(
+                              "a",
+                              { class: "mono", href: `#/findings?rule=${encodeURIComponent(r)}` },
+                              breakable(r),
+                            ),
                           ]),
                       )
                     : null,
@@ -128,7 +137,7 @@ export async function auditPage(ctx: PageCtx) {
                   null,
                   h(
                     "a",
-                    { class: "mono", href: `#/sessions/${encodeURIComponent(e.session_id)}` },
+                    { class: "mono id", href: `#/sessions/${encodeURIComponent(e.session_id)}` },
                     e.session_id.slice(0, 12),
                   ),
                 ),

@@ -3,7 +3,7 @@
  * (`/stats` `request_actions`), and per tool and per project for the period chosen. Each count
  * links to the audit entries it counts.
  */
-import { dataTable, h, mount, num } from "../dom.ts";
+import { breakable, dataTable, h, mount, num } from "../dom.ts";
 import type { ActionCounts, RequestActions } from "../types.ts";
 
 type Period = "today" | "week";
@@ -86,7 +86,7 @@ export function stoppedPanel(initial: RequestActions): StoppedPanel {
       breakdownTable("stopped-by-project", `By project, ${words}`, "Project", w.by_project, (r) =>
         r.project === null
           ? h("span", { class: "muted" }, "not named")
-          : h("span", { class: "mono" }, r.project),
+          : h("span", { class: "mono" }, breakable(r.project)),
       ),
     );
   };
@@ -146,7 +146,7 @@ function breakdownTable<R extends ActionCounts>(
             h(
               "tr",
               null,
-              h("td", { class: "wrap" }, key(r)),
+              h("td", null, key(r)),
               ACTIONS.map(([action]) => h("td", { class: "num" }, num(r[action]))),
             ),
           ),

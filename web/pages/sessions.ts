@@ -1,7 +1,19 @@
 /** Sessions: the list, and one session's findings and requests. */
 import { get } from "../api.ts";
 import { severityStack } from "../charts.ts";
-import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview, when } from "../dom.ts";
+import {
+  ago,
+  badge,
+  breakable,
+  connectHint,
+  dataTable,
+  empty,
+  h,
+  mount,
+  num,
+  shortPreview,
+  when,
+} from "../dom.ts";
 import { type PageCtx, proxyUrl } from "../state.ts";
 import type { AuditEntry, Finding, List, Session } from "../types.ts";
 
@@ -34,9 +46,7 @@ export async function sessionsPage(ctx: PageCtx) {
       : dataTable(
           { id: "sessions-table" },
           [
-            ["Session", "Client", "Provider", "Model", "Project", "Branch", "First seen", "Last seen"].map(
-              (t) => h("th", { scope: "col" }, t),
-            ),
+            ["Session", "Tool", "Project", "Branch", "Last seen"].map((t) => h("th", { scope: "col" }, t)),
             h("th", { scope: "col", class: "num" }, "Requests"),
             h("th", { scope: "col", class: "num" }, "Findings"),
             h("th", { scope: "col" }, "Severity (24 h)"),
@@ -50,17 +60,29 @@ export async function sessionsPage(ctx: PageCtx) {
                 null,
                 h(
                   "a",
-                  { class: "mono", href: `#/sessions/${encodeURIComponent(s.session_id)}` },
+                  {
+                    class: "mono id",
+                    href: `#/sessions/${encodeURIComponent(s.session_id)}`,
+                    title: s.session_id,
+                  },
                   short(s.session_id),
                 ),
               ),
-              h("td", null, s.client ?? "—"),
-              h("td", null, s.provider ?? "—"),
-              h("td", null, s.model ?? "—"),
-              h("td", { class: "mono" }, s.working_directory ?? "—"),
-              h("td", null, s.git_branch ?? "—"),
-              h("td", { title: when(s.first_seen) }, ago(s.first_seen)),
-              h("td", { title: when(s.last_seen) }, ago(s.last_seen)),
+              // The tool, then where it went: provider and model.
+              h(
+                "td",
+                null,
+                h("span", { class: "nowrap" }, s.client ?? "—"),
+                h("div", { class: "muted sub" }, [s.provider, s.model].filter(Boolean).join(" · ")),
+              ),
+              h("td", { class: "mono" }, s.working_directory ? breakable(s.working_directory) : "—"),
+              h("td", null, s.git_branch ? breakable(s.git_branch) : "—"),
+              h(
+                "td",
+                { class: "when", title: `${when(s.first_seen)} to ${when(s.last_seen)}` },
+                ago(s.last_seen),
+                h("div", { class: "muted sub" }, `since ${ago(s.first_seen)}`),
+              ),
               h("td", { class: "num" }, num(s.request_count)),
               h("td", { class: "num" }, num(s.finding_count)),
               h(
@@ -97,8 +119,9 @@ export async function sessionsPage(ctx: PageCtx) {
   );
 }
 
+/** The first characters of a session id, enough to tell sessions apart; the full id is in the link's title. */
 function short(id: string) {
-  return id.length > 22 ? `${id.slice(0, 20)}…` : id;
+  return id.length > 14 ? `${id.slice(0, 12)}…` : id;
 }
 
 async function sessionDetail(ctx: PageCtx, id: string) {
