@@ -7,6 +7,7 @@ import {
   ago,
   anyOf,
   badge,
+  breakable,
   connectHint,
   empty,
   field,
@@ -71,6 +72,7 @@ export async function findingsPage(ctx: PageCtx) {
     class: "panel detail",
     id: "finding-detail",
     "aria-label": "Finding detail",
+    tabindex: "-1",
   });
   const pager = h("div", { class: "pager" });
   const exportCsv = h("a", { class: "btn", id: "export-csv", download: "sluice-findings.csv" }, "Export CSV");
@@ -290,10 +292,10 @@ export async function findingsPage(ctx: PageCtx) {
                       }
                     },
                   },
-                  h("td", { title: when(f.ts) }, ago(f.ts)),
+                  h("td", { class: "when", title: when(f.ts) }, ago(f.ts)),
                   h("td", null, badge(f.severity)),
-                  h("td", null, f.finding_type),
-                  h("td", { class: "mono" }, f.rule),
+                  h("td", null, breakable(f.finding_type)),
+                  h("td", { class: "mono" }, breakable(f.rule)),
                   h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
                   h(
                     "td",
@@ -346,6 +348,10 @@ export async function findingsPage(ctx: PageCtx) {
       if (ctx.left()) return;
       mount(detailBox, ...findingDetail(f, closeDetail));
       showDetail(true);
+      // The reader (and the keyboard) goes on in the detail; below 1280 px it sits above the table.
+      detailBox.focus({ preventScroll: true });
+      const top = detailBox.getBoundingClientRect().top;
+      if (top < 0 || top > window.innerHeight / 2) detailBox.scrollIntoView({ block: "start" });
     } catch (err) {
       fail(err);
     }
