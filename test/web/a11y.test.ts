@@ -258,11 +258,14 @@ test("from 1024 px wide every column shows whole: no table cell passes its table
     await page.locator(ready).first().waitFor({ timeout: 10_000 });
     await check(`#/${hash}`);
   }
-  // The findings table beside (or under) a finding's detail.
-  await page.goto(`${s.dashboardUrl}/#/findings`);
-  await page.locator("#findings-table tbody tr").first().click();
-  await page.locator("#detail-preview").waitFor();
-  await check("#/findings with the detail open");
+  // The findings table with a finding's detail open, at 1024 and 1280 px.
+  for (const width of [1024, 1280]) {
+    await page.setViewportSize({ width, height: 768 });
+    await page.goto(`${s.dashboardUrl}/#/findings`);
+    await page.locator("#findings-table tbody tr").first().click();
+    await page.locator("#detail-preview").waitFor();
+    await check(`#/findings at ${width} px with the detail open`);
+  }
   await page.close();
   expect(tables).toEqual(
     expect.arrayContaining([

@@ -2,7 +2,8 @@
  * Regenerate the dashboard screenshots in docs/screenshots/ (run by hand, not by `bun test`):
  *   bun test/web/screenshots.ts
  * Starts real sluice against the stand-in upstream, sends traffic from three tools through the
- * proxy, then photographs the overview, findings, rules and connect pages in Debian Chromium.
+ * proxy (the recorded Claude Code and Gemini CLI requests among it), then photographs the overview,
+ * findings, rules and connect pages in Debian Chromium.
  */
 import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -11,11 +12,15 @@ import { startUpstream } from "../helpers/upstream.ts";
 import { launchBrowser, watchPage } from "./browser.ts";
 import {
   answerProviders,
+  claudeCodeBody,
   fakeAwsKey,
   fakeGithubToken,
+  geminiCliBody,
   seed,
   sendAnthropic,
+  sendClaudeCode,
   sendGemini,
+  sendGeminiCli,
   sendOpenAI,
 } from "./seed.ts";
 
@@ -24,9 +29,34 @@ mkdirSync(OUT, { recursive: true });
 
 await using up = await startUpstream();
 answerProviders(up);
-await using s = await startSluice({ upstream: up.url });
+// A rule that redacts and one that alerts, so that the Overview shows every action it counts.
+await using s = await startSluice({
+  upstream: up.url,
+  config: {
+    custom_rules: [
+      { name: "ticket_ref", pattern: "TCK-[0-9]{6}", action: "redact", severity: "warning" },
+      { name: "codename", pattern: "bluebird-[0-9]{4}", action: "alert", severity: "warning" },
+    ],
+  },
+});
 const base = s.dashboardUrl!;
 for (let i = 0; i < 3; i++) await seed(s.proxyUrl);
+// Claude Code in its project (the recorded request, one more turn each) and a Gemini CLI run.
+for (const text of [
+  `release with ${fakeAwsKey()}`,
+  "see TCK-204816 for the reservation bug",
+  "is bluebird-2048 still on?",
+]) {
+  const body = claudeCodeBody();
+  body.messages.push(
+    { role: "assistant", content: [{ type: "text", text: "Done." }] },
+    { role: "user", content: [{ type: "text", text }] },
+  );
+  await (await sendClaudeCode(s.proxyUrl, body)).arrayBuffer();
+}
+await (
+  await sendGeminiCli(s.proxyUrl, "stream", geminiCliBody("stream", `push with ${fakeGithubToken()}`))
+).arrayBuffer();
 const session = crypto.randomUUID();
 for (const text of [
   `aws creds ${fakeAwsKey()} for the deploy script`,
@@ -59,10 +89,13 @@ await shot("overview", "", "#card-today", async () => {
   await page.locator('#live-feed li[data-type="finding"]').first().waitFor();
   await page.locator("#live-feed li").nth(3).waitFor();
 });
+// Wide enough for the table beside a finding's detail (narrower, the detail goes above the table).
+await page.setViewportSize({ width: 1440, height: 860 });
 await shot("findings", "findings", "#findings-table tbody tr", async () => {
   await page.locator("#findings-table tbody tr").first().click();
   await page.locator("#detail-preview").waitFor();
 });
+await page.setViewportSize({ width: 1280, height: 860 });
 await shot("rules", "rules", "#rules-table tbody tr", async () => {
   await page.fill("#rule-search", "aws, github");
   await page.waitForURL(/q=aws/);

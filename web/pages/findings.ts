@@ -348,7 +348,7 @@ export async function findingsPage(ctx: PageCtx) {
       if (ctx.left()) return;
       mount(detailBox, ...findingDetail(f, closeDetail));
       showDetail(true);
-      // The reader (and the keyboard) goes on in the detail; below 1280 px it sits above the table.
+      // The reader (and the keyboard) goes on in the detail; below 1440 px it sits above the table.
       detailBox.focus({ preventScroll: true });
       const top = detailBox.getBoundingClientRect().top;
       if (top < 0 || top > window.innerHeight / 2) detailBox.scrollIntoView({ block: "start" });
