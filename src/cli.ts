@@ -64,7 +64,7 @@ const EXAMPLES: Record<string, string[]> = {
   ],
   version: ["sluice version"],
   connect: ["sluice connect claude", "sluice connect codex --apply", "sluice connect codex --undo"],
-  doctor: ["sluice doctor", "sluice doctor --json"],
+  doctor: ["sluice doctor", "sluice doctor --json", "sluice doctor --live --timeout 120"],
 };
 
 /** Usage lines that the flags alone cannot say. */

@@ -1,20 +1,85 @@
 /**
  * `sluice doctor`: whether each installed tool's settings route it through sluice, when sluice last
  * saw it, and what of its traffic sluice could not read. Exit 0 when every installed tool is routed,
- * 1 otherwise, with the fix printed. Sends nothing anywhere.
+ * 1 otherwise, with the fix printed. Sends nothing anywhere, except with `--live`, which runs each
+ * tool that has a non-interactive mode once and checks that the running sluice saw its request.
  */
 import { defineCommand } from "citty";
+import type { ToolCheck } from "../connect/doctor.ts";
+import type { LiveResult } from "../connect/live.ts";
 import { type Fail, failer, readConfig } from "./_flags.ts";
 
 const fail: Fail = failer("doctor");
+
+/** The `--timeout` of `--live`, in seconds. */
+function timeoutFlag(v: string | undefined): number {
+  const n = Number(v ?? "60");
+  if (v === "" || !Number.isFinite(n) || n <= 0 || n > 3600)
+    fail(`--timeout = ${JSON.stringify(v)} is invalid: seconds, more than 0 and at most 3600`);
+  return n;
+}
+
+/** The lines of a tool's static check: what is wrong and the fix. */
+function printProblems(c: ToolCheck) {
+  for (const p of c.problems) console.log(`    ${p}`);
+  if (c.fix) console.log(`    fix: ${c.fix}`);
+}
+
+function printCheck(c: ToolCheck) {
+  console.log(
+    `${c.routed ? "✓" : "✗"} ${c.name}${c.login ? ` (${c.login})` : ""}: ${c.routed ? "routed through sluice" : "NOT routed"}`,
+  );
+  printProblems(c);
+  for (const s of c.seen) console.log(`    last seen ${s.last_seen} (${s.login}, ${s.requests} requests)`);
+  if (c.seen.length === 0) console.log("    no traffic seen yet");
+  for (const u of c.unscanned)
+    console.log(
+      `    ${u.count} request(s) forwarded unread (${u.reason}) in the last 7 days, last ${u.last_seen}`,
+    );
+}
+
+async function printLive(c: ToolCheck, r: LiveResult, timeoutS: number) {
+  const { loginLabel } = await import("../connect/live.ts");
+  const ended = r.timed_out
+    ? `timed out after ${timeoutS} s`
+    : `exit ${r.exit_code ?? "by a signal"}${r.last_line ? `: ${r.last_line}` : ""}`;
+  if (r.status === "seen") {
+    const logins = Object.entries(r.logins)
+      .map(([l, n]) => `${loginLabel(l, c.id)}, ${n} request${n === 1 ? "" : "s"}`)
+      .join("; ");
+    console.log(`✓ ${c.name}: seen through sluice (${logins})`);
+    for (const [reason, n] of Object.entries(r.unscanned))
+      console.log(`    ${n} of them forwarded unread (${reason})`);
+    if (r.timed_out || r.exit_code !== 0) console.log(`    the tool then ended: ${ended}`);
+    return;
+  }
+  const login = c.login ? ` (${c.login})` : "";
+  if (r.status === "failed") console.log(`✗ ${c.name}${login}: the tool failed (${ended})`);
+  else console.log(`✗ ${c.name}${login}: NOT seen by sluice: its request went elsewhere`);
+  if (r.unscanned.bypass)
+    console.log(
+      "    sluice saw only its account check: the ChatGPT back end sent the conversation around sluice",
+    );
+  printProblems(c);
+  if (!c.fix)
+    console.log(
+      "    its files route it through sluice, but this run did not reach it: open a new shell (the shell profile's settings apply to new shells) and run this again",
+    );
+}
 
 export default defineCommand({
   meta: {
     name: "doctor",
     description:
-      "Check that every installed AI tool is routed through sluice, for the sign-in mode it uses; show when sluice last saw it and what it could not read. Exit 0: all routed, 1: something is not.",
+      "Check that every installed AI tool is routed through sluice, for the sign-in mode it uses; show when sluice last saw it and what it could not read. With --live, run each tool that has a non-interactive mode (claude -p, codex exec, gemini -p) once, as it is set up now, and check that the running sluice saw its request: this costs one tiny model call per tool on your account. Exit 0: all routed (with --live: all seen), 1: something is not.",
   },
   args: {
+    live: {
+      type: "boolean",
+      description:
+        "Prove it by traffic: send each tool a one-word prompt (one tiny model call on your account) and check that sluice saw it",
+    },
+    timeout: { type: "string", description: "Seconds each tool may take with --live", default: "60" },
     json: { type: "boolean", description: "Print the checks as JSON" },
     config: { type: "string", alias: "c", description: "Config file (default {config_dir}/config.yaml)" },
   },
@@ -24,6 +89,7 @@ export default defineCommand({
     const { homedir } = await import("node:os");
     const { existsSync } = await import("node:fs");
     const { join } = await import("node:path");
+    const timeoutS = timeoutFlag(args.timeout);
     const loaded = await readConfig(fail, args.config);
     const proxy = proxyUrlOf(loaded.config.port);
     let store = null;
@@ -41,36 +107,58 @@ export default defineCommand({
       }
     }
     const home = process.env.HOME ?? homedir();
+    const all = tools(proxy);
     const checks = checkTools(
-      tools(proxy),
+      all,
       proxy,
       { home, shell: process.env.SHELL, configDir: loaded.configDir, vars: process.env },
       store,
     );
     const installed = checks.filter((c) => c.installed);
-    process.exitCode = installed.every((c) => c.routed) ? 0 : 1;
+    let live = new Map<string, LiveResult>();
+    if (args.live) {
+      const { liveCheck, stopProbes, SluiceUnreachable } = await import("../connect/live.ts");
+      const probed = all.filter((t) => t.probe && installed.some((c) => c.id === t.id));
+      if (!args.json)
+        console.error(
+          `sluice doctor: asking ${probed.map((t) => t.name).join(", ") || "no tool"} for one word each through the current settings (up to ${timeoutS} s)…`,
+        );
+      process.once("SIGINT", () => {
+        stopProbes();
+        process.exit(130);
+      });
+      try {
+        live = await liveCheck(probed, {
+          proxy,
+          env: process.env,
+          timeoutMs: timeoutS * 1000,
+          config: loaded.config,
+        });
+      } catch (e) {
+        if (!(e instanceof SluiceUnreachable)) throw e;
+        console.error(`sluice doctor: ${e.message}`);
+        process.exitCode = 1;
+        return;
+      }
+    }
+    const passed = (c: ToolCheck) => (live.has(c.id) ? live.get(c.id)!.status === "seen" : c.routed);
+    process.exitCode = installed.every(passed) ? 0 : 1;
     if (args.json) {
-      console.log(JSON.stringify({ proxy, tools: checks }, null, 2));
+      const out = args.live ? checks.map((c) => ({ ...c, live: live.get(c.id) ?? null })) : checks;
+      console.log(JSON.stringify({ proxy, tools: out }, null, 2));
       return;
     }
-    console.log(`sluice at ${proxy}${store ? "" : " (no traffic recorded yet)"}`);
+    const note = args.live
+      ? ": each tool was asked through its current settings"
+      : store
+        ? ""
+        : " (no traffic recorded yet)";
+    console.log(`sluice at ${proxy}${note}`);
     for (const c of checks) {
-      if (!c.installed) {
-        console.log(`- ${c.name}: not installed`);
-        continue;
-      }
-      console.log(
-        `${c.routed ? "✓" : "✗"} ${c.name}${c.login ? ` (${c.login})` : ""}: ${c.routed ? "routed through sluice" : "NOT routed"}`,
-      );
-      for (const p of c.problems) console.log(`    ${p}`);
-      if (c.fix) console.log(`    fix: ${c.fix}`);
-      for (const s of c.seen)
-        console.log(`    last seen ${s.last_seen} (${s.login}, ${s.requests} requests)`);
-      if (c.seen.length === 0) console.log("    no traffic seen yet");
-      for (const u of c.unscanned)
-        console.log(
-          `    ${u.count} request(s) forwarded unread (${u.reason}) in the last 7 days, last ${u.last_seen}`,
-        );
+      const r = live.get(c.id);
+      if (!c.installed) console.log(`- ${c.name}: not installed`);
+      else if (r) await printLive(c, r, timeoutS);
+      else printCheck(c);
     }
   },
 });

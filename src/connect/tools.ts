@@ -20,6 +20,11 @@ export interface Tool {
   /** Executable names that show the tool is installed. */
   commands: string[];
   settings: Setting[];
+  /**
+   * The tool's non-interactive mode, the prompt appended as the last argument: what
+   * `sluice doctor --live` runs. Absent for a tool without one.
+   */
+  probe?: string[];
   /** What a user still has to know (never a credential). */
   note?: string;
 }
@@ -33,6 +38,7 @@ export function tools(proxy: string): Tool[] {
       name: "Claude Code",
       client: "claude-code",
       commands: ["claude"],
+      probe: ["claude", "-p"],
       settings: [
         { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["api key", "subscription (OAuth)"] },
       ],
@@ -42,6 +48,8 @@ export function tools(proxy: string): Tool[] {
       name: "Codex CLI",
       client: "codex",
       commands: ["codex"],
+      // Run in an empty scratch directory, which is not a Git repository.
+      probe: ["codex", "exec", "--skip-git-repo-check"],
       settings: [
         {
           kind: "toml",
@@ -65,6 +73,7 @@ export function tools(proxy: string): Tool[] {
       name: "Gemini CLI",
       client: "gemini-cli",
       commands: ["gemini"],
+      probe: ["gemini", "-p"],
       settings: [
         { kind: "env", name: "GOOGLE_GEMINI_BASE_URL", value: base, modes: ["api key"] },
         { kind: "env", name: "CODE_ASSIST_ENDPOINT", value: base, modes: ["signed in with Google"] },

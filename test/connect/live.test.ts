@@ -1,0 +1,207 @@
+/**
+ * `sluice doctor --live` as a user runs it: on a scratch HOME and PATH, stand-ins for `claude`,
+ * `codex` and `gemini` (test/helpers/stand-in-tool.ts) read their base URLs where the real tools do and
+ * send the requests recorded from the real tools, through a real sluice to the stand-in upstream, or
+ * around it. doctor runs each once, as it is set up, and tells from the running sluice's counters
+ * which of them sluice saw: seen (with the sign-in mode), not seen (with the fix), or failed (exit
+ * code and last line, the credential in it masked). Exit 0 only when every tool was seen.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { deadEndpoint, runSluice, startSluice } from "../helpers/sluice.ts";
+import { FAKE, installStandIn, type StandInBehaviour } from "../helpers/stand-in-tool.ts";
+import { testTls } from "../helpers/tls.ts";
+import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+
+type ToolName = "claude" | "codex" | "gemini";
+
+/** The stand-in upstream answering every request the stand-ins send; the account check names `origin`. */
+async function upstream(origin?: () => string): Promise<Upstream> {
+  const up = await startUpstream();
+  up.on("POST", "/v1/messages", () => json(anthropicMessage("OK")));
+  up.on("POST", "/v1/responses", () => json({ id: "resp_1", status: "completed", output: [] }));
+  up.on("POST", "/backend-api/codex/responses", () => json({ id: "resp_1", status: "completed" }));
+  up.on("GET", "/backend-api/wham/accounts/check", () =>
+    json({
+      accounts: [{ id: "acct-fixture-0001", ...(origin ? { workspace_backend_origin: origin() } : {}) }],
+    }),
+  );
+  up.on("POST", "/v1internal:generateContent", () =>
+    json({ response: { candidates: [{ content: { role: "model", parts: [{ text: "OK" }] } }] } }),
+  );
+  return up;
+}
+
+/**
+ * A scratch HOME with the given stand-ins on PATH, and a SLUICE_HOME whose config names the port the
+ * test's sluice listens on (doctor finds the running sluice there, as a user's config does).
+ */
+function scratch(proxyPort: number, tools: Partial<Record<ToolName, StandInBehaviour>>) {
+  const home = mkdtempSync(join(tmpdir(), "sluice-live-"));
+  const binDir = join(home, "bin");
+  mkdirSync(binDir);
+  for (const [t, b] of Object.entries(tools)) installStandIn(binDir, t as ToolName, b);
+  mkdirSync(join(home, ".codex"));
+  mkdirSync(join(home, ".gemini"));
+  const sluiceHome = join(home, "sluice");
+  mkdirSync(sluiceHome);
+  writeFileSync(join(sluiceHome, "config.yaml"), stringify({ port: proxyPort }));
+  const env: Record<string, string> = {
+    HOME: home,
+    SHELL: "/bin/bash",
+    PATH: `${binDir}:/usr/bin:/bin`,
+    SLUICE_HOME: sluiceHome,
+    NODE_EXTRA_CA_CERTS: testTls().caPath,
+    ANTHROPIC_BASE_URL: "",
+    ANTHROPIC_API_KEY: "",
+    CLAUDE_CODE_OAUTH_TOKEN: "",
+    GOOGLE_GEMINI_BASE_URL: "",
+    CODE_ASSIST_ENDPOINT: "",
+    GEMINI_API_KEY: "",
+    OPENAI_API_KEY: "",
+    CODEX_HOME: "",
+  };
+  const write = (file: string, text: string) => writeFileSync(join(home, file), text);
+  return { home, env, write };
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+interface LiveJson {
+  tools: {
+    id: string;
+    installed: boolean;
+    live: { status: string; logins: Record<string, number>; exit_code: number | null } | null;
+  }[];
+}
+
+describe("sluice doctor --live", () => {
+  test("one tool routed, one not, one failing: each told, exit 1, no credential printed", async () => {
+    await using up = await upstream();
+    await using s = await startSluice({ upstream: up.url });
+    const { env, write, home } = scratch(portOf(s.proxyUrl), {
+      claude: "send",
+      codex: "send",
+      gemini: "fail",
+    });
+    // Claude Code on a subscription, routed; Codex with an API key, sent straight to the provider.
+    env.ANTHROPIC_BASE_URL = s.proxyUrl;
+    env.CLAUDE_CODE_OAUTH_TOKEN = FAKE.claudeOauth;
+    write(".codex/config.toml", `openai_base_url = "${up.url}/v1"\n`);
+    write(".codex/auth.json", JSON.stringify({ auth_mode: "apikey", OPENAI_API_KEY: FAKE.openaiKey }));
+
+    const r = await runSluice(["doctor", "--live"], { env, cwd: home });
+    const out = r.stdout;
+    expect(r.code).toBe(1);
+    expect(out).toContain("✓ Claude Code: seen through sluice (subscription (OAuth), 1 request)");
+    expect(out).toContain("✗ Codex CLI (api key): NOT seen by sluice: its request went elsewhere");
+    expect(out).toContain(
+      `openai_base_url (~/.codex/config.toml) is ${up.url}/v1 in ~/.codex/config.toml, not sluice at ${s.proxyUrl}`,
+    );
+    expect(out).toContain("fix: sluice connect codex --apply");
+    // The last line is shown with the key in it masked by the rules (first and last four kept).
+    expect(out).toMatch(
+      /✗ Gemini CLI: the tool failed \(exit 3: Error: API key not valid: AIza\*{20,}5ZeQ\. Please pass a valid API key\.\)/,
+    );
+    expect(out).toContain("fix: sluice connect gemini --apply");
+    expect(r.stderr).toContain("one word each");
+    // Claude's request came through sluice, Codex's went to the upstream directly, Gemini sent nothing.
+    expect(up.requests.map((q) => q.path.split("?")[0])).toEqual(
+      expect.arrayContaining(["/v1/messages", "/v1/responses"]),
+    );
+    expect(up.requests).toHaveLength(2);
+    for (const secret of Object.values(FAKE)) expect(out + r.stderr).not.toContain(secret);
+  });
+
+  test("every tool routed, in the sign-in modes that are not API keys: exit 0, the mode read from traffic", async () => {
+    await using up = await upstream();
+    await using s = await startSluice({ upstream: up.url });
+    const { env, write, home } = scratch(portOf(s.proxyUrl), {
+      claude: "send",
+      codex: "send",
+      gemini: "send",
+    });
+    env.ANTHROPIC_BASE_URL = s.proxyUrl;
+    env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+    write(".codex/config.toml", `chatgpt_base_url = "${s.proxyUrl}/backend-api/"\n`);
+    write(
+      ".codex/auth.json",
+      JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
+    );
+    env.CODE_ASSIST_ENDPOINT = s.proxyUrl;
+    write(
+      ".gemini/settings.json",
+      JSON.stringify({ security: { auth: { selectedType: "oauth-personal" } } }),
+    );
+
+    const text = await runSluice(["doctor", "--live"], { env, cwd: home });
+    expect(text.stdout).toContain("✓ Claude Code: seen through sluice (api key, 1 request)");
+    expect(text.stdout).toContain("✓ Codex CLI: seen through sluice (signed in with ChatGPT, 2 requests)");
+    expect(text.stdout).toContain("✓ Gemini CLI: seen through sluice (signed in with Google, 1 request)");
+    expect(text.code).toBe(0);
+
+    const asJson = await runSluice(["doctor", "--live", "--json"], { env, cwd: home });
+    expect(asJson.code).toBe(0);
+    const live = Object.fromEntries(
+      (JSON.parse(asJson.stdout) as LiveJson).tools.filter((t) => t.installed).map((t) => [t.id, t.live]),
+    );
+    expect(live).toEqual({
+      claude: expect.objectContaining({ status: "seen", logins: { api_key: 1 }, exit_code: 0 }),
+      codex: expect.objectContaining({ status: "seen", logins: { chatgpt: 2 }, exit_code: 0 }),
+      gemini: expect.objectContaining({ status: "seen", logins: { google: 1 }, exit_code: 0 }),
+    });
+    for (const secret of Object.values(FAKE)) expect(asJson.stdout + text.stdout).not.toContain(secret);
+  });
+
+  test("Codex told by its account check to send the conversation elsewhere is not seen, and says why", async () => {
+    let direct = "";
+    await using up = await upstream(() => direct);
+    direct = up.url;
+    await using s = await startSluice({ upstream: up.url });
+    const { env, write, home } = scratch(portOf(s.proxyUrl), { codex: "send" });
+    write(".codex/config.toml", `chatgpt_base_url = "${s.proxyUrl}/backend-api/"\n`);
+    write(
+      ".codex/auth.json",
+      JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
+    );
+
+    const r = await runSluice(["doctor", "--live"], { env, cwd: home });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain(
+      "✗ Codex CLI (signed in with ChatGPT): NOT seen by sluice: its request went elsewhere",
+    );
+    expect(r.stdout).toContain("sluice saw only its account check");
+    // The conversation reached the upstream, not through sluice.
+    expect(up.requests.map((q) => q.path)).toContain("/backend-api/codex/responses");
+  });
+
+  test("a tool that does not end is stopped at --timeout and reported", async () => {
+    await using up = await upstream();
+    await using s = await startSluice({ upstream: up.url });
+    const { env, home } = scratch(portOf(s.proxyUrl), { claude: "hang" });
+    env.ANTHROPIC_BASE_URL = s.proxyUrl;
+    const r = await runSluice(["doctor", "--live", "--timeout", "1"], { env, cwd: home });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("✗ Claude Code: the tool failed (timed out after 1 s)");
+  });
+
+  test("without a running sluice nothing is run, and it says how to start it", async () => {
+    using dead = deadEndpoint();
+    const { env, home } = scratch(dead.port, { claude: "fail" });
+    const r = await runSluice(["doctor", "--live"], { env, cwd: home });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`sluice is not answering at http://127.0.0.1:${dead.port}`);
+    expect(r.stderr).toContain("start it with `sluice serve`");
+    expect(r.stdout).not.toContain("API key not valid");
+  });
+
+  test("--timeout must be seconds", async () => {
+    const { env, home } = scratch(8080, {});
+    const r = await runSluice(["doctor", "--live", "--timeout", "soon"], { env, cwd: home });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--timeout = "soon" is invalid');
+  });
+});

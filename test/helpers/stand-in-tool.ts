@@ -1,0 +1,190 @@
+/**
+ * A stand-in for a coding tool's non-interactive mode (`claude -p`, `codex exec`, `gemini -p`), for
+ * tests that run tools the way `sluice doctor --live` does. It finds its base URL where the real tool
+ * looks (its environment variables and config files under `$HOME`, each with the real default), and
+ * sends there the request recorded from the real tool in that sign-in mode (`recorded.ts`), the
+ * prompt put in place of the recorded one. It trusts `NODE_EXTRA_CA_CERTS` as the Node tools do.
+ * A base URL off this machine is refused, so a test never reaches the internet.
+ *
+ * Run as `bun stand-in-tool.ts <claude|codex|gemini> <send|fail|hang> <the tool's own arguments…>`;
+ * `installStandIn` writes the executable that does so. `fail` prints a line holding a credential
+ * and exits 3 without sending; `hang` never ends.
+ *
+ * @example
+ * installStandIn(binDir, "claude", "send"); // binDir/claude now behaves like `claude -p`
+ */
+import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { parse as parseToml } from "smol-toml";
+import { recorded } from "./recorded.ts";
+
+export type StandInBehaviour = "send" | "fail" | "hang";
+
+/** Put an executable named `tool` in `binDir` that runs this stand-in. */
+export function installStandIn(
+  binDir: string,
+  tool: "claude" | "codex" | "gemini",
+  behaviour: StandInBehaviour,
+) {
+  const file = join(binDir, tool);
+  writeFileSync(
+    file,
+    `#!/bin/sh\nexec "${process.execPath}" "${import.meta.path}" ${tool} ${behaviour} "$@"\n`,
+  );
+  chmodSync(file, 0o755);
+}
+
+/** A credential in the shape the real tool sends, never a real one (joined so scanners pass it by). */
+export const FAKE = {
+  claudeOauth: ["sk-ant-", "oat01-", "fake0doctor0token0", "A".repeat(40)].join(""),
+  claudeKey: ["sk-ant-", "api03-", "fake0doctor0key0", "B".repeat(40)].join(""),
+  openaiKey: ["sk-", "proj-", "fake0doctor0key0", "C".repeat(30)].join(""),
+  googleToken: ["ya29", ".", "fake0doctor0token0", "D".repeat(30)].join(""),
+  geminiKey: ["AI", "za", "Sy", "C8xq2Lm0vRt7Yw4Np6Kd9Fh3Jb1Gs5", "ZeQ"].join(""),
+};
+
+interface Outgoing {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: Uint8Array<ArrayBuffer>;
+}
+
+const home = () => process.env.HOME ?? "/nonexistent";
+const trimSlash = (u: string) => u.replace(/\/+$/, "");
+const readJson = (f: string) => (existsSync(f) ? JSON.parse(readFileSync(f, "utf8")) : {});
+
+async function send(o: Outgoing): Promise<Response> {
+  const host = new URL(o.url).hostname;
+  if (host !== "127.0.0.1" && host !== "localhost") {
+    console.error(`stand-in: refusing to reach ${o.url} (off this machine)`);
+    process.exit(4);
+  }
+  const ca = process.env.NODE_EXTRA_CA_CERTS;
+  return fetch(o.url, {
+    method: o.method,
+    headers: o.headers,
+    body: o.body,
+    tls: ca ? { ca: readFileSync(ca, "utf8") } : undefined,
+  });
+}
+
+/** `claude -p`: ANTHROPIC_BASE_URL, an OAuth token as a bearer or an API key as x-api-key. */
+function claude(prompt: string): Outgoing {
+  const r = recorded("claude-oauth-messages");
+  const headers = r.headers(process.env.CLAUDE_CODE_OAUTH_TOKEN ?? "");
+  if (process.env.ANTHROPIC_API_KEY) {
+    delete headers.authorization;
+    headers["x-api-key"] = process.env.ANTHROPIC_API_KEY;
+  }
+  const base = trimSlash(process.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com");
+  return { url: base + r.path, method: r.method, headers, body: r.withPrompt(prompt) };
+}
+
+/**
+ * `codex exec`: the base URLs from `$CODEX_HOME/config.toml`, the sign-in mode from `auth.json`.
+ * Signed in with ChatGPT it first asks the account check where the conversation goes, and sends it
+ * to the origin named there when there is one, as Codex does.
+ */
+async function codex(prompt: string): Promise<Outgoing> {
+  const dir = process.env.CODEX_HOME || join(home(), ".codex");
+  const toml = join(dir, "config.toml");
+  const cfg = existsSync(toml) ? (parseToml(readFileSync(toml, "utf8")) as Record<string, string>) : {};
+  const auth = readJson(join(dir, "auth.json")) as {
+    auth_mode?: string;
+    OPENAI_API_KEY?: string;
+    tokens?: { access_token?: string };
+  };
+  const r = recorded("codex-chatgpt-responses");
+  const body = r.withPrompt(prompt);
+  if (auth.auth_mode !== "chatgpt") {
+    const headers = r.headers(auth.OPENAI_API_KEY ?? process.env.OPENAI_API_KEY ?? "");
+    delete headers["content-encoding"]; // the recorded body is stored decompressed
+    delete headers["chatgpt-account-id"];
+    const base = trimSlash(cfg.openai_base_url || "https://api.openai.com/v1");
+    return { url: `${base}/responses`, method: "POST", headers, body };
+  }
+  const token = auth.tokens?.access_token ?? "";
+  const base = trimSlash(cfg.chatgpt_base_url || "https://chatgpt.com/backend-api/");
+  const check = recorded("codex-chatgpt-accounts-check");
+  const answer = await send({
+    url: base + check.path.replace(/^\/backend-api/, ""),
+    method: "GET",
+    headers: check.headers(token),
+  });
+  if (!answer.ok) {
+    console.error(`Error: account check failed: ${answer.status}`);
+    process.exit(1);
+  }
+  const accounts = ((await answer.json()) as { accounts?: { workspace_backend_origin?: string }[] }).accounts;
+  const origin = accounts?.[0]?.workspace_backend_origin;
+  const headers = r.headers(token);
+  delete headers["content-encoding"];
+  const url = origin ? `${trimSlash(origin)}${r.path}` : base + r.path.replace(/^\/backend-api/, "");
+  return { url, method: "POST", headers, body };
+}
+
+/**
+ * `gemini -p`: signed in with Google (settings.json) it talks to CODE_ASSIST_ENDPOINT with the
+ * wrapped body; with an API key, to GOOGLE_GEMINI_BASE_URL with the request inside the wrapper.
+ */
+function gemini(prompt: string): Outgoing {
+  const settings = readJson(join(home(), ".gemini/settings.json")) as {
+    security?: { auth?: { selectedType?: string } };
+  };
+  const r = recorded("gemini-code-assist-generate-content");
+  if (settings.security?.auth?.selectedType === "oauth-personal") {
+    const base = trimSlash(process.env.CODE_ASSIST_ENDPOINT || "https://cloudcode-pa.googleapis.com");
+    return {
+      url: base + r.path,
+      method: r.method,
+      headers: r.headers(FAKE.googleToken),
+      body: r.withPrompt(prompt),
+    };
+  }
+  const wrapped = JSON.parse(new TextDecoder().decode(r.withPrompt(prompt))) as {
+    model: string;
+    request: unknown;
+  };
+  const base = trimSlash(process.env.GOOGLE_GEMINI_BASE_URL || "https://generativelanguage.googleapis.com");
+  const headers = r.headers();
+  delete headers.authorization;
+  headers["x-goog-api-key"] = process.env.GEMINI_API_KEY ?? "";
+  return {
+    url: `${base}/v1beta/models/${wrapped.model}:generateContent`,
+    method: "POST",
+    headers,
+    body: new TextEncoder().encode(JSON.stringify(wrapped.request)),
+  };
+}
+
+/** The arguments that start each tool's non-interactive mode; anything else would open its UI. */
+const NON_INTERACTIVE: Record<string, string> = { claude: "-p", codex: "exec", gemini: "-p" };
+
+async function main() {
+  const [tool, behaviour, ...args] = process.argv.slice(2);
+  const prompt = args.at(-1) ?? "";
+  if (args[0] !== NON_INTERACTIVE[tool!] || args.length < 2 || prompt.startsWith("-")) {
+    console.error(`stand-in ${tool}: not its non-interactive mode: ${args.join(" ")}`);
+    process.exit(2);
+  }
+  if (behaviour === "hang") {
+    setInterval(() => {}, 60_000);
+    return;
+  }
+  if (behaviour === "fail") {
+    console.log("Loaded cached credentials.");
+    console.error(`Error: API key not valid: ${FAKE.geminiKey}. Please pass a valid API key.`);
+    process.exit(3);
+  }
+  const o = tool === "claude" ? claude(prompt) : tool === "codex" ? await codex(prompt) : gemini(prompt);
+  const res = await send(o);
+  const text = await res.text();
+  if (!res.ok) {
+    console.error(`API Error: ${res.status} ${text.slice(0, 300)}`);
+    process.exit(1);
+  }
+  console.log("OK");
+}
+
+if (import.meta.main) await main();
