@@ -101,6 +101,7 @@ export const VALIDATORS = [
   "base58check_xprv",
   "secp256k1_key",
   "random_secret",
+  "phone_number",
 ] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];
 

@@ -4,6 +4,7 @@
  */
 import type { ValidatorName } from "../core/types.ts";
 import { looksRandom } from "./entropy.ts";
+import { phoneNumber } from "./phone.ts";
 import { base58CheckWif, base58CheckXprv, bip39Checksum, secp256k1Key } from "./wallet-keys.ts";
 
 /** Card numbers published by payment processors for testing; never a real customer's card. */
@@ -301,4 +302,5 @@ export const VALIDATOR_FNS: Record<ValidatorName, (value: string) => boolean> = 
   base58check_xprv: base58CheckXprv,
   secp256k1_key: secp256k1Key,
   random_secret: looksRandom,
+  phone_number: phoneNumber,
 };

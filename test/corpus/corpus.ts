@@ -164,6 +164,16 @@ export function negatives(): Negative[] {
       text: "order #1234567890, zip 94103-1234, port 5432, ratio 3.14159265, ISBN 978-3-16-148410-0",
     },
     {
+      kind: "phone words near numbers that are not phone numbers",
+      text: [
+        "phone firmware 2.14.3.1 released 2024-01-15, tel sync at 2024-01-15T10:30:00Z",
+        "mobile breakpoint 768-1024px; tel server 10.0.3.7; phoneCount = 12345678",
+        "phone_id 550e8400-e29b-41d4-a716-446655440000, cell sha 3f786850e387550fdab836ed7e6dc881de23001b",
+        "fax 0123 456 789, Phone: (415) 555-0134, tel +44 20 7946 0958, mobile +61 491 570 156",
+        "const n = parsePhoneNumber('+1 213 373 4253'); // hotel 020 7123 4567",
+      ].join("\n"),
+    },
+    {
       kind: "prose",
       text: "The internal API only returns JSON. Confidential computing keeps data encrypted in use. Our password policy requires 12 characters.",
     },

@@ -12,6 +12,7 @@ import { MESSAGING } from "./messaging.ts";
 import { OBSERVABILITY } from "./observability.ts";
 import { OTHER } from "./other.ts";
 import { PAYMENTS } from "./payments.ts";
+import { PHONES } from "./phones.ts";
 import { REGISTRY } from "./registry.ts";
 import { SAAS } from "./saas.ts";
 import { VCS } from "./vcs.ts";
@@ -24,5 +25,6 @@ export const KINDS: Kind[] = [
     .flat()
     .filter((k) => !custom.has(k.rule)),
   ...OTHER,
+  ...PHONES,
   ...INJECTION,
 ];

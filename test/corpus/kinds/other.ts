@@ -27,15 +27,6 @@ function ssn(g: Gen): string {
   return `${area === "666" ? "667" : area}-${String(1 + g.int(98)).padStart(2, "0")}-${String(1 + g.int(9998)).padStart(4, "0")}`;
 }
 
-function phone(g: Gen): string {
-  return g.pick([
-    () => `+1 (${2 + g.int(7)}${g.digits(2)}) 555-0${g.digits(3)}`,
-    () => `+44 20 7946 0${g.digits(3)}`,
-    () => `+49 30 ${g.digits(6)}`,
-    () => `(${2 + g.int(7)}${g.digits(2)}) ${2 + g.int(7)}${g.digits(2)}-${g.digits(4)}`,
-  ])();
-}
-
 const pii = (rule: string, label: string, env: string, value: (g: Gen) => string): Kind => ({
   rule,
   family: "pii",
@@ -99,7 +90,6 @@ export const OTHER: Kind[] = [
   pii("credit_card", "card", "CARD_NUMBER", (g) =>
     g.card().replace(/(\d{4})(?=\d)/g, g.pick(["$1 ", "$1-", "$1"])),
   ),
-  pii("phone_number", "phone", "CONTACT_PHONE", phone),
   pii("ip_address_v4", "client IP", "CLIENT_IP", publicIp),
   pii(
     "ip_address_v6",
