@@ -102,6 +102,7 @@ export const VALIDATORS = [
   "secp256k1_key",
   "random_secret",
   "phone_number",
+  "email_address",
 ] as const;
 export type ValidatorName = (typeof VALIDATORS)[number];
 

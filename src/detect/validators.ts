@@ -3,6 +3,7 @@
  * Each takes the matched value as it appears in the text and returns true when it is a real one.
  */
 import type { ValidatorName } from "../core/types.ts";
+import { emailAddress } from "./email.ts";
 import { looksRandom } from "./entropy.ts";
 import { phoneNumber } from "./phone.ts";
 import { base58CheckWif, base58CheckXprv, bip39Checksum, secp256k1Key } from "./wallet-keys.ts";
@@ -157,12 +158,56 @@ const IBAN_LENGTHS: Record<string, number> = {
   YE: 30,
 };
 
+/**
+ * The example IBANs of the IBAN registry and of the banks' own documentation, which validator
+ * tests and tutorials copy: never someone's account.
+ */
+const EXAMPLE_IBANS = new Set([
+  "AD1200012030200359100100",
+  "AT611904300234573201",
+  "BE68539007547034",
+  "BE71096123456769",
+  "CH9300762011623852957",
+  "CY17002001280000001200527600",
+  "CZ6508000000192000145399",
+  "DE89370400440532013000",
+  "DK5000400440116243",
+  "EE382200221020145685",
+  "ES9121000418450200051332",
+  "FI2112345600000785",
+  "FR1420041010050500013M02606",
+  "FR7630006000011234567890189",
+  "GB29NWBK60161331926819",
+  "GB82WEST12345698765432",
+  "GR1601101250000000012300695",
+  "HR1210010051863000160",
+  "HU42117730161111101800000000",
+  "IE29AIBK93115212345678",
+  "IT60X0542811101000000123456",
+  "LT121000011101001000",
+  "LU280019400644750000",
+  "LV80BANK0000435195001",
+  "MT84MALT011000012345MTLCAST001S",
+  "NL91ABNA0417164300",
+  "NO9386011117947",
+  "PL61109010140000071219812874",
+  "PT50000201231234567890154",
+  "RO49AAAA1B31007593840000",
+  "SE4550000000058398257466",
+  "SI56263300012039086",
+  "SK3112000000198742637541",
+  "TR330006100519786457841326",
+]);
+
 /** IBAN: known country, that country's length, and MOD-97 of the rearranged number equal to 1. */
 export function ibanMod97(value: string): boolean {
   const iban = value.replace(/[\s-]/g, "").toUpperCase();
   if (!/^[A-Z]{2}\d{2}[A-Z0-9]+$/.test(iban)) return false;
   const len = IBAN_LENGTHS[iban.slice(0, 2)];
   if (len === undefined || iban.length !== len) return false;
+  if (EXAMPLE_IBANS.has(iban)) return false;
+  // An account number of zeros with a digit or three set (DE00000000000000000066) is made up.
+  if (iban.slice(4).replace(/[^1-9]/g, "").length < 4) return false;
   const rearranged = iban.slice(4) + iban.slice(0, 4);
   let rem = 0;
   for (const ch of rearranged) {
@@ -256,10 +301,39 @@ const WELL_KNOWN_RESOLVERS = new Set([
   "2606:4700:4700::1001",
 ]);
 
-/** exclude_private_ips: keep only public IPv4/IPv6 addresses that are not a well-known resolver. */
+/**
+ * Addresses of the reserved example domains (example.com, .net, .org): what documentation resolves
+ * when it shows a lookup.
+ */
+const EXAMPLE_DOMAIN_ADDRESSES = new Set([
+  "93.184.216.34",
+  "93.184.215.14",
+  "2606:2800:220:1:248:1893:25c8:1946",
+  "2606:2800:21f:cb07:6820:80da:af6b:8b2c",
+]);
+
+/**
+ * Addresses people make up: one octet repeated (123.123.123.123), counting up (1.2.3.4, 2.3.4.5)
+ * or mirrored (222.111.111.222); and a network's own address (x.x.x.0), which names no host.
+ */
+function madeUpIpv4(value: string): boolean {
+  const o = value.split(".").map(Number);
+  if (o.length !== 4) return false;
+  const [a, b, c, d] = o as [number, number, number, number];
+  if (d === 0) return true;
+  if (a === b && b === c && c === d) return true;
+  if (b === a + 1 && c === b + 1 && d === c + 1) return true;
+  return a === d && b === c;
+}
+
+/**
+ * exclude_private_ips: keep only public IPv4/IPv6 addresses that are not a well-known resolver, an
+ * address of the example domains or a made-up one.
+ */
 export function excludePrivateIps(value: string): boolean {
-  if (WELL_KNOWN_RESOLVERS.has(value.toLowerCase())) return false;
-  return value.includes(":") ? publicIpv6(value) : publicIpv4(value);
+  const v = value.toLowerCase();
+  if (WELL_KNOWN_RESOLVERS.has(v) || EXAMPLE_DOMAIN_ADDRESSES.has(v)) return false;
+  return value.includes(":") ? publicIpv6(value) : publicIpv4(value) && !madeUpIpv4(value);
 }
 
 /** Credentials of documentation and tutorials, as `user:password` decoded from Basic auth. */
@@ -303,4 +377,5 @@ export const VALIDATOR_FNS: Record<ValidatorName, (value: string) => boolean> = 
   secp256k1_key: secp256k1Key,
   random_secret: looksRandom,
   phone_number: phoneNumber,
+  email_address: emailAddress,
 };

@@ -1,5 +1,6 @@
 /** The validators of rules (a rule's `validator`), with their edge cases. */
 import { describe, expect, test } from "bun:test";
+import { emailAddress } from "../../src/detect/email.ts";
 import {
   basicAuth,
   excludePrivateIps,
@@ -56,12 +57,16 @@ describe("ssn_range", () => {
 
 describe("iban_mod97", () => {
   test.each([
-    ["DE89 3704 0044 0532 0130 00", true],
-    ["GB29NWBK60161331926819", true],
-    ["FR1420041010050500013M02606", true],
-    ["NL91ABNA0417164300", true],
-    ["de89370400440532013000", true], // lower case is normalised
-    ["DE89 3704 0044 0532 0130 01", false], // checksum
+    ["DE44 5001 0517 5407 3249 31", true],
+    ["GB26MIDL40051512345674", true],
+    ["FR0930004000030004187263R57", true],
+    ["NL38RABO0310427986", true],
+    ["de44500105175407324931", true], // lower case is normalised
+    ["DE44 5001 0517 5407 3249 32", false], // checksum
+    ["DE89 3704 0044 0532 0130 00", false], // the IBAN registry's example
+    ["GB29NWBK60161331926819", false], // the IBAN registry's example
+    ["NL91ABNA0417164300", false], // the IBAN registry's example
+    ["DE00000000000000000066", false], // an account number of zeros
     ["GB29NWBK6016133192681", false], // length for GB is 22
     ["XX89370400440532013000", false], // unknown country
     ["DE00370400440532013000", false],
@@ -93,6 +98,16 @@ describe("exclude_private_ips", () => {
   ])("IPv4 %s → %p", (v, ok) => {
     expect(publicIpv4(v)).toBe(ok);
     expect(excludePrivateIps(v)).toBe(ok);
+  });
+  test.each([
+    "123.123.123.123", // one octet repeated
+    "4.4.4.4",
+    "1.2.3.4", // counting up
+    "222.111.111.222", // mirrored
+    "93.184.216.34", // example.com
+    "2606:2800:220:1:248:1893:25c8:1946", // example.com
+  ])("made-up and example-domain addresses are not reported: %s", (ip) => {
+    expect(excludePrivateIps(ip)).toBe(false);
   });
   test("well-known public resolvers are public addresses but no one's: not reported", () => {
     for (const ip of ["8.8.8.8", "1.1.1.1", "9.9.9.9", "2001:4860:4860::8888", "2606:4700:4700::1111"]) {
@@ -210,4 +225,28 @@ describe("wallet keys", () => {
     expect(secp256k1Key("0123456789abcdef".repeat(4))).toBe(false);
     expect(secp256k1Key(g.hex(63))).toBe(false);
   });
+});
+
+describe("email_address", () => {
+  test.each([
+    ["maria.lindqvist@acme-corp.io", true],
+    ["ops+alerts@mail.northwind-traders.co.uk", true],
+    ["francois@etu.inp-n7.fr", true],
+    ["user@my-example.com", false], // placeholder domain
+    ["email@domain-one.com", false],
+    ["tom@test.te-st.com", false], // a test label
+    ["EMAIL@EXAMPLE.COM", false],
+    ["something@subdomain.domain-with-hyphens.tld", false],
+    ["sender@server.com", false],
+    ["john.doe@fabrikam.io", false], // "someone" in documentation
+    ["work+user@fabrikam.io", false],
+    ["security@xmldom.org", false], // a role mailbox
+    ["postmaster@fabrikam.io", false],
+    ["aaaa@gmail.com", false], // one repeated character
+    ["asdlkjf@lkajsdf.com", false], // a key mash
+    ["PROJECT_NUMBER-compute@developer.gserviceaccount.com", false], // a service account
+    ["sa-name@my-project.iam.gserviceaccount.com", false], // a service account
+    ["trusted.com@evil.com", false], // a host before @, as in URL tests
+    ["a@b.com", false],
+  ])("%s → %p", (v, ok) => expect(emailAddress(v)).toBe(ok));
 });
