@@ -19,7 +19,8 @@ const NOT_A_PERSON_LOCAL =
   /^(?:user|username|user\.name|someone|somebody|name|firstname\.lastname|first\.last|john\.?doe|jane\.?doe|john|jane|foo|bar|test|tester|email|e-mail|mail|me|you|sender|recipient|receiver|from|to|abuse|postmaster|hostmaster|webmaster|security|support|help|info|contact|hello|sales|billing|privacy|legal|press|noc|admin|root|nobody|opensource|conduct|opencode|feedback)$/i;
 
 /** Domains of machine accounts (cloud service accounts, bots), not of a person. */
-const MACHINE_DOMAINS = /(?:^|\.)(?:gserviceaccount\.com|iam\.gserviceaccount\.com|users\.noreply\.github\.com)$/;
+const MACHINE_DOMAINS =
+  /(?:^|\.)(?:gserviceaccount\.com|iam\.gserviceaccount\.com|users\.noreply\.github\.com)$/;
 
 /** Keys of the middle row of a keyboard: a run of only these is a key mash (`asdf@lkjsdf.com`). */
 const HOME_ROW = /^[asdfghjkl]{4,}$/;
