@@ -238,7 +238,8 @@ describe("email_address", () => {
     ["EMAIL@EXAMPLE.COM", false],
     ["something@subdomain.domain-with-hyphens.tld", false],
     ["sender@server.com", false],
-    ["john.doe@fabrikam.io", false], // "someone" in documentation
+    ["first.last@fabrikam.io", false], // "someone" in documentation
+    ["jane.doe@acme-corp.io", true], // a name, however common
     ["work+user@fabrikam.io", false],
     ["security@xmldom.org", false], // a role mailbox
     ["postmaster@fabrikam.io", false],
