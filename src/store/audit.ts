@@ -9,6 +9,7 @@ import { AUDIT_KEYS } from "./audit-log.ts";
 import {
   containsAny,
   countOf,
+  DAY_MS,
   equalities,
   insertSql,
   type Named,
@@ -86,7 +87,9 @@ export class AuditRepo implements Prunable {
     this.#insert.run(row);
   }
 
+  /** Requests before `cutoffMs` go; the per-day counts stay for the week they are shown. */
   prune(cutoffMs: number): number {
+    this.db.query("DELETE FROM request_rollup WHERE day < ?").run(sinceDays(7) / DAY_MS);
     return this.db.query("DELETE FROM audit WHERE ts_ms < ?").run(cutoffMs).changes;
   }
 
@@ -110,32 +113,28 @@ export class AuditRepo implements Prunable {
   /**
    * Requests blocked, redacted and alerted today and over the last 7 days, per tool and per
    * project. Each audit row is one request under the one action decided for it, so a request with
-   * several findings counts once. The project is its session's working directory. Reads only the
-   * acted rows of the week through the `(action, ts_ms)` index, however many requests passed.
+   * several findings counts once; its project is its session's working directory when it was
+   * written. Read from `request_rollup` (a trigger on the audit table keeps it, migrations.ts), a
+   * few rows per day however many requests there were.
    */
   requestActions(now = Date.now()): RequestActions {
     const todayMs = sinceDays(1, now);
     const weekMs = sinceDays(7, now);
     const rows = this.db
-      .query(
-        `SELECT a.action AS action, a.client AS client, s.working_directory AS project,
-          a.ts_ms >= $today AS today, COUNT(*) AS n
-         FROM audit a LEFT JOIN sessions s ON a.session_id != '' AND s.session_id = a.session_id
-         WHERE a.action IN (${ACTED_ACTIONS.map((x) => `'${x}'`).join(", ")}) AND a.ts_ms >= $week
-         GROUP BY a.action, a.client, s.working_directory, today`,
-      )
-      .all({ today: todayMs, week: weekMs }) as {
+      .query("SELECT day, action, client, project, n FROM request_rollup WHERE day >= ?")
+      .all(weekMs / DAY_MS) as {
+      day: number;
       action: ActedAction;
       client: string;
-      project: string | null;
-      today: number;
+      project: string;
       n: number;
     }[];
     const today = new ActionTally(todayMs);
     const week = new ActionTally(weekMs);
     for (const r of rows) {
-      week.add(r.action, r.client, r.project, r.n);
-      if (r.today) today.add(r.action, r.client, r.project, r.n);
+      const project = r.project === "" ? null : r.project;
+      week.add(r.action, r.client, project, r.n);
+      if (r.day * DAY_MS >= todayMs) today.add(r.action, r.client, project, r.n);
     }
     return { today: today.window(), week: week.window() };
   }

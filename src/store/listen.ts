@@ -42,8 +42,9 @@ export function listen(bus: Bus, sinks: Sinks): (() => void)[] {
         writer.failed("audit log: a request could not be written as a line");
       }
       writer.enqueue(() => {
-        repos.audit.record(ev, path);
+        // The session first: the audit row's trigger counts the request under its session's project.
         if (ev.session_id) repos.sessions.touch(requestTouch(ev));
+        repos.audit.record(ev, path);
       });
     }),
     bus.on("ws-connection", (ev) => {

@@ -8,6 +8,7 @@ import type { Database } from "bun:sqlite";
 import { shownTarget } from "../core/request-url.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
 import { keyDigest } from "../policy/mask.ts";
+import { sinceDays } from "./sql.ts";
 
 export interface MigrationContext {
   /** The installation key stored hashes are keyed with (loaded or created on first call). */
@@ -373,7 +374,42 @@ export const MIGRATIONS: Migration[] = [
   addAuditRules,
   // 9: and where that action came from (a rule's own action, the detector's, the default)
   addAuditActionSource,
+  // 10: requests blocked, redacted and alerted per day, tool and project, kept by a trigger, so
+  //     that the Overview's counts do not depend on the audit table's size
+  addRequestRollup,
 ];
+
+/**
+ * `request_rollup`: per UTC day, acted action, tool and project (the session's working directory
+ * when the request was written; '' for none), how many requests. Filled from the audit rows of the
+ * last 7 days, then by a trigger on each acted audit row.
+ */
+function addRequestRollup(db: Database): void {
+  db.run(`
+  CREATE TABLE IF NOT EXISTS request_rollup (
+    day INTEGER NOT NULL,
+    action TEXT NOT NULL,
+    client TEXT NOT NULL,
+    project TEXT NOT NULL,
+    n INTEGER NOT NULL,
+    PRIMARY KEY (day, action, client, project)
+  ) WITHOUT ROWID`);
+  db.run(`
+  CREATE TRIGGER IF NOT EXISTS audit_request_rollup AFTER INSERT ON audit
+    WHEN NEW.action IN ('block', 'redact', 'alert') BEGIN
+    INSERT INTO request_rollup (day, action, client, project, n)
+      VALUES (NEW.ts_ms / 86400000, NEW.action, NEW.client, COALESCE((SELECT working_directory FROM sessions
+        WHERE NEW.session_id != '' AND session_id = NEW.session_id), ''), 1)
+      ON CONFLICT (day, action, client, project) DO UPDATE SET n = n + 1;
+  END`);
+  db.query(
+    `INSERT OR REPLACE INTO request_rollup (day, action, client, project, n)
+     SELECT a.ts_ms / 86400000, a.action, a.client, COALESCE(s.working_directory, ''), COUNT(*)
+     FROM audit a LEFT JOIN sessions s ON a.session_id != '' AND s.session_id = a.session_id
+     WHERE a.action IN ('block', 'redact', 'alert') AND a.ts_ms >= ?
+     GROUP BY 1, 2, 3, 4`,
+  ).run(sinceDays(7));
+}
 
 /** `audit.action_source` (idempotent, as `addAuditRules`). */
 function addAuditActionSource(db: Database): void {

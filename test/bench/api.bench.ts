@@ -1,7 +1,8 @@
 /**
  * Dashboard API benchmark: `/api/v1/stats` and a filtered `/api/v1/findings` page over 100,000
- * findings (spread over 90 days, 20,000 sessions, three providers), through the real dashboard on a
- * socket (startDashboard, 127.0.0.1:0). Baseline in the same run: the same calls over 1,000 findings,
+ * findings and 100,000 audited requests (spread over 90 days, 20,000 sessions with 30 projects,
+ * three providers; 30 % of requests blocked, redacted or alerted), through the real dashboard on a
+ * socket (startDashboard, 127.0.0.1:0). Baseline in the same run: the same calls over 1,000 of each,
  * and `/api/v1/status`, which does not touch the findings table. Target: each ≤ 100 ms.
  */
 import { mkdtempSync } from "node:fs";
@@ -50,6 +51,39 @@ function seed(store: Store, n: number) {
   })();
 }
 
+const REQUEST_ACTIONS = ["pass", "pass", "pass", "pass", "pass", "pass", "pass", "block", "redact", "alert"];
+
+/** Insert `n` synthetic audited requests and their sessions (what `request_actions` of /stats reads). */
+function seedRequests(store: Store, n: number) {
+  const now = Date.now();
+  const audit = store.db.query(
+    `INSERT INTO audit (ts, ts_ms, request_id, provider, client, model, method, path, action, finding_count, session_id)
+     VALUES (?1, ?2, ?3, ?4, ?5, 'model-1', 'POST', '/v1/messages', ?6, ?7, ?8)`,
+  );
+  const session = store.db.query(
+    `INSERT INTO sessions (session_id, first_seen, last_seen, last_ms, provider, client, working_directory)
+     VALUES (?1, ?2, ?2, ?3, 'anthropic', 'claude-code', ?4) ON CONFLICT (session_id) DO NOTHING`,
+  );
+  store.db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const ms = now - Math.floor((i / n) * 90 * 86_400_000);
+      const iso = new Date(ms).toISOString();
+      const action = REQUEST_ACTIONS[i % 10]!;
+      audit.run(
+        iso,
+        ms,
+        `req-${i}`,
+        PROV[i % 3]!,
+        ["claude-code", "codex", "gemini-cli"][i % 3]!,
+        action,
+        action === "pass" ? 0 : 1,
+        `sess-${i % 20_000}`,
+      );
+      session.run(`sess-${i % 20_000}`, iso, ms, `/home/dev/project-${i % 30}`);
+    }
+  })();
+}
+
 async function timeGet(url: string, runs: number): Promise<{ p50: number; p95: number; max: number }> {
   for (let i = 0; i < 3; i++) await (await fetch(url)).arrayBuffer(); // warm up
   const xs: number[] = [];
@@ -71,6 +105,7 @@ async function measure(n: number) {
   store = openStore({ configDir: dir, bus: rt.bus, log: rt.log });
   const t0 = performance.now();
   seed(store, n);
+  seedRequests(store, n);
   const seedMs = performance.now() - t0;
   const h = await startDashboard(rt, store, { port: 0, hostname: "127.0.0.1" });
   const base = `http://127.0.0.1:${h.port}`;
@@ -106,7 +141,7 @@ export async function run(): Promise<BenchTable[]> {
   ];
   return [
     {
-      title: "Dashboard API: response time over HTTP (ms), 1,000 vs 100,000 findings",
+      title: "Dashboard API: response time over HTTP (ms), 1,000 vs 100,000 findings and audited requests",
       columns: ["endpoint", "p50 @1k", "p50 @100k", "p95 @100k", "max @100k", "target", "met"],
       rows: [
         row("GET /api/v1/status (baseline, no findings query)", "status", ""),
@@ -117,7 +152,7 @@ export async function run(): Promise<BenchTable[]> {
         row("GET /api/v1/sessions/dashboard", "sessions", ""),
       ],
       notes: [
-        `30 timed calls each after 3 warm-up calls, sequential, real socket. Seeding 100,000 rows took ${(big.seedMs / 1000).toFixed(1)} s.`,
+        `30 timed calls each after 3 warm-up calls, sequential, real socket. Seeding 100,000 findings and 100,000 requests took ${(big.seedMs / 1000).toFixed(1)} s.`,
       ],
     },
   ];

@@ -112,3 +112,39 @@ test("nothing acted on: zeros and empty lists", async () => {
     await empty.close();
   }
 });
+
+test("a database from before the per-day counts gets them from its audit rows of the week", async () => {
+  const old = await makeEnv();
+  const dir = old.dir;
+  try {
+    // As an older sluice left it: no counts, no trigger, schema version 9.
+    old.store.db.run("DROP TRIGGER audit_request_rollup");
+    old.store.db.run("DROP TABLE request_rollup");
+    old.store.db.run("PRAGMA user_version = 9");
+    const insert = old.store.db.query(
+      `INSERT INTO audit (ts, ts_ms, request_id, provider, client, method, path, action, session_id)
+       VALUES (?1, ?2, ?3, 'anthropic', ?4, 'POST', '/v1/messages', ?5, '')`,
+    );
+    for (const [i, ms, client, action] of [
+      [1, now, "claude-code", "block"],
+      [2, now, "claude-code", "pass"],
+      [3, startOfToday - DAY_MS, "codex", "redact"],
+      [4, startOfToday - 8 * DAY_MS, "codex", "block"],
+    ] as const)
+      insert.run(new Date(ms).toISOString(), ms, `old-${i}`, client, action);
+  } finally {
+    await old.close();
+  }
+  const reopened = await makeEnv({ dir });
+  try {
+    const r = await reopened.json<{ request_actions: RequestActions }>("GET", "/api/v1/stats");
+    const { today, week } = r.body.request_actions;
+    expect([today.block, today.redact, today.alert]).toEqual([1, 0, 0]);
+    expect(week.by_client).toEqual([
+      { client: "claude-code", block: 1, redact: 0, alert: 0 },
+      { client: "codex", block: 0, redact: 1, alert: 0 },
+    ]);
+  } finally {
+    await reopened.close();
+  }
+});
