@@ -106,7 +106,7 @@ test("a full audit disk: requests served, one log line, counted in /metrics and 
   expect(lines.some((l) => l.includes("audit log: writing to") && l.includes("0 line(s) were lost"))).toBe(
     true,
   );
-});
+}, 30_000); // it starts Chromium: the budget of the other browser tests on a busy 2-core machine
 
 test("SIGTERM with lines pending on a full disk: each is reported, with the count, in the log and the summary", async () => {
   const disk = fullAuditDir();
