@@ -23,6 +23,7 @@ const main = defineCommand({
     mcp: () => import("./cli/mcp.ts").then((m) => m.default),
     connect: () => import("./cli/connect.ts").then((m) => m.default),
     doctor: () => import("./cli/doctor.ts").then((m) => m.default),
+    allowlist: () => import("./cli/allowlist.ts").then((m) => m.default),
     version: defineCommand({
       meta: { name: "version", description: "Print version and build identity" },
       async run() {
@@ -65,6 +66,18 @@ const EXAMPLES: Record<string, string[]> = {
   version: ["sluice version"],
   connect: ["sluice connect claude", "sluice connect codex --apply", "sluice connect codex --undo"],
   doctor: ["sluice doctor", "sluice doctor --json", "sluice doctor --live --timeout 120"],
+  allowlist: [
+    "sluice allowlist list",
+    "sluice allowlist add 'AKIA…the value…' --type secrets",
+    "sluice allowlist remove 3",
+  ],
+  "allowlist list": ["sluice allowlist list", "sluice allowlist list --json"],
+  "allowlist add": [
+    "sluice allowlist add 'the exact value' --type secrets",
+    "sluice allowlist add '*@mycompany.example' --type pii",
+    "sluice allowlist add 'test/fixtures/*' --type paths",
+  ],
+  "allowlist remove": ["sluice allowlist remove 3"],
 };
 
 /** Usage lines that the flags alone cannot say. */

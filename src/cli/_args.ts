@@ -153,7 +153,26 @@ export async function checkFlags(r: Resolved): Promise<string[]> {
     } else if (optional.has(known.name)) out.push(`--${known.name}=`);
     else throw new UsageProblem(`${a} needs a value; see ${where} --help`, r.path);
   }
+  // Required positionals, counted before `--` (what follows belongs to a wrapped command).
+  const ownEnd = out.indexOf("--");
+  const own = ownEnd === -1 ? out : out.slice(0, ownEnd);
+  const positionals = own.filter(
+    (a, i) => (!a.startsWith("-") || a === "-") && !takesValueAt(own, i, byName),
+  );
+  const required = Object.entries(args).filter(([, d]) => d.type === "positional" && d.required !== false);
+  if (positionals.length < required.length) {
+    const [name] = required[positionals.length]!;
+    throw new UsageProblem(`missing <${name}>; see ${where} --help`, r.path);
+  }
   return out;
+}
+
+/** Whether `args[i]` is the value of the flag before it (`--type pii`), not a positional. */
+function takesValueAt(args: string[], i: number, byName: Map<string, { def: ArgDef }>): boolean {
+  const prev = args[i - 1];
+  if (!prev?.startsWith("-") || prev.includes("=")) return false;
+  const def = byName.get(prev.replace(/^--?/, ""))?.def;
+  return def?.type === "string" || def?.type === "enum";
 }
 
 /** Wrap `text` to `width` columns, each line after the first indented by `indent`. */

@@ -84,7 +84,8 @@ function nextSteps(blocking: Finding[], links: NoticeLinks | null): string {
   if (links.session) q.set("session_id", links.session);
   const rules = [...new Set(blocking.map((f) => f.rule))];
   if (rules.length === 1) q.set("rule", rules[0]!);
-  return `Remove the sensitive content; if it is a false positive, allowlist it at ${links.dashboard}/#/allowlists. Findings: ${links.dashboard}/#/findings?${q}`;
+  const type = blocking.every((f) => f.detector === "pii") ? "pii" : "secrets";
+  return `Remove the sensitive content; if it is a false positive, allow it with \`sluice allowlist add '<the value>' --type ${type}\` or at ${links.dashboard}/#/allowlists. Findings: ${links.dashboard}/#/findings?${q}`;
 }
 
 /**

@@ -83,7 +83,9 @@ describe("block", () => {
     });
     expect(res.status).toBe(400);
     const message = ((await res.json()) as { error: { message: string } }).error.message;
-    expect(message).toContain(`if it is a false positive, allowlist it at ${s.dashboardUrl}/#/allowlists`);
+    expect(message).toContain(
+      `if it is a false positive, allow it with \`sluice allowlist add '<the value>' --type secrets\` or at ${s.dashboardUrl}/#/allowlists`,
+    );
     const link = /Findings: (\S+)$/.exec(message)![1]!;
     expect(link.startsWith(`${s.dashboardUrl}/#/findings?`)).toBe(true);
     const query = new URLSearchParams(link.split("?")[1]);
