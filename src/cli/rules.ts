@@ -63,7 +63,7 @@ const list = defineCommand({
     const rules = catalog.list(filterOf(args));
     await catalog.close();
     if (args.format === "json") {
-      const { exportableRule } = await import("../scan/rulefile.ts");
+      const { exportableRule } = await import("../detect/rule-file.ts");
       process.stdout.write(
         `${JSON.stringify({ origin: catalog.origin, total: rules.length, rules: rules.map((r) => ({ ...exportableRule(r), source: r.source })) }, null, 2)}\n`,
       );
@@ -107,7 +107,7 @@ const exportCmd = defineCommand({
     const format = args.format ?? (args.out?.endsWith(".json") ? "json" : "yaml");
     if (format !== "yaml" && format !== "json") fail(`--format must be yaml or json (got "${format}")`);
     const { openCatalog } = await import("../scan/catalog.ts");
-    const { exportableRule } = await import("../scan/rulefile.ts");
+    const { exportableRule } = await import("../detect/rule-file.ts");
     const catalog = await openCatalog(loaded.config, loaded.configDir);
     const rules = catalog.list(filterOf(args)).map(exportableRule);
     await catalog.close();
@@ -134,15 +134,15 @@ const importCmd = defineCommand({
   },
   async run({ args }) {
     const loaded = await setup(args.config);
-    const { parseRuleFile, formatProblem } = await import("../scan/rulefile.ts");
-    const { checkRules } = await import("../scan/validate.ts");
-    const parsed = parseRuleFile(args.file, "import");
+    const { formatRuleProblem } = await import("../detect/rule-file.ts");
+    const { checkRules, readRuleFile } = await import("../scan/validate.ts");
+    const parsed = readRuleFile(args.file, "import");
     const problems = [...parsed.problems, ...checkRules(parsed.rules, parsed.lines, args.file)].sort(
-      (a, b) => a.line - b.line,
+      (a, b) => (a.line ?? 0) - (b.line ?? 0),
     );
     if (problems.length)
       fail(
-        `${args.file} has ${problems.length} problem(s), nothing imported:\n${problems.map(formatProblem).join("\n")}`,
+        `${args.file} has ${problems.length} problem(s), nothing imported:\n${problems.map(formatRuleProblem).join("\n")}`,
       );
     if (args["dry-run"]) {
       process.stdout.write(
@@ -173,15 +173,15 @@ const validate = defineCommand({
   },
   async run({ args }) {
     const files = (args._ as string[]) ?? [];
-    const { formatProblem } = await import("../scan/rulefile.ts");
+    const { formatRuleProblem } = await import("../detect/rule-file.ts");
     const { validateRuleFiles, validateInForce } = await import("../scan/validate.ts");
-    let res: { rules: number; files: number; problems: import("../scan/rulefile.ts").RuleProblem[] };
+    let res: { rules: number; files: number; problems: import("../detect/rule-file.ts").RuleProblem[] };
     if (files.length) res = validateRuleFiles(files);
     else {
       const loaded = await setup(args.config);
       res = validateInForce(loaded.config, loaded.files[0] ?? null);
     }
-    for (const p of res.problems) process.stderr.write(`${formatProblem(p)}\n`);
+    for (const p of res.problems) process.stderr.write(`${formatRuleProblem(p)}\n`);
     if (res.problems.length) fail(`${res.problems.length} problem(s) in ${res.rules} rules`);
     process.stdout.write(
       `ok: ${res.rules} rules${files.length ? ` in ${res.files} file${res.files === 1 ? "" : "s"}` : ""}\n`,

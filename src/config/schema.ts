@@ -3,7 +3,16 @@
  * The file loader, `PUT /api/v1/config` and `sluice rules validate` all check against it.
  */
 import { z } from "zod";
-import { DETECTORS, RULE_ACTIONS, SEVERITIES, VALIDATORS } from "../core/types.ts";
+import {
+  DETECTORS,
+  RULE_ACTIONS,
+  RULE_DESCRIPTION_MAX,
+  RULE_NAME,
+  RULE_NAME_RULE,
+  RULE_PATTERN_MAX,
+  SEVERITIES,
+  VALIDATORS,
+} from "../core/types.ts";
 import { channelSchema } from "../notify/channel-schema.ts";
 
 const int = (min: number, max: number, def: number) => z.number().int().min(min).max(max).default(def);
@@ -31,14 +40,12 @@ const detector = z
   .prefault({});
 
 export const customRuleSchema = z.object({
-  name: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9_.-]{0,99}$/, "lowercase letters, digits, '_', '.', '-' (1 to 100 characters)"),
-  pattern: z.string().min(1).max(4096),
+  name: z.string().regex(RULE_NAME, RULE_NAME_RULE),
+  pattern: z.string().min(1).max(RULE_PATTERN_MAX),
   severity: severitySchema.default("high"),
   action: ruleActionSchema.default(""),
   detector: z.enum(DETECTORS).default("custom"),
-  description: z.string().max(1000).default(""),
+  description: z.string().max(RULE_DESCRIPTION_MAX).default(""),
   tags: z.array(z.string()).default([]),
   validator: z.enum(VALIDATORS).optional(),
   keywords: z.array(z.string()).optional(),

@@ -183,6 +183,13 @@ export interface Finding {
 export const RULE_TIERS = ["community", "pro", "custom"] as const;
 export type RuleTier = (typeof RULE_TIERS)[number];
 
+/** A rule's name: what every place that takes one (rule files, custom_rules, the API) accepts. */
+export const RULE_NAME = /^[a-z0-9][a-z0-9_.-]{0,99}$/;
+export const RULE_NAME_RULE = "lowercase letters, digits, '_', '.', '-' (1 to 100 characters)";
+/** The longest pattern and description a rule may have. */
+export const RULE_PATTERN_MAX = 4096;
+export const RULE_DESCRIPTION_MAX = 1000;
+
 /** A detection rule as data (rules/*.yaml, the rule store, custom_rules, the API). */
 export interface RuleDef {
   name: string;

@@ -8,88 +8,106 @@ import { RULE_FILES } from "../../rules/index.ts";
 import {
   DETECTORS,
   RULE_ACTIONS,
-  type RuleAction,
+  RULE_DESCRIPTION_MAX,
+  RULE_NAME,
+  RULE_NAME_RULE,
+  RULE_PATTERN_MAX,
+  RULE_TIERS,
   type RuleDef,
   SEVERITIES,
   VALIDATORS,
-  type ValidatorName,
 } from "../core/types.ts";
+import type { RuleAt, RuleProblem } from "./rule-file.ts";
 
-/** One problem in a rule file or rule: where it is and what is wrong. */
-export interface RuleProblem {
-  file: string | null;
-  line: number | null;
-  rule: string | null;
-  message: string;
-}
-
-const NAME_RE = /^[a-z0-9][a-z0-9_.-]{0,99}$/;
-
-/** One rule from its parsed mapping; problems are added to `problems`, null when it is left out. */
+/**
+ * One rule from its parsed mapping: every field checked, each problem added to `problems` with the
+ * line of its field when known; null when the rule has a problem (it is left out whole).
+ */
 export function ruleFromRaw(
   raw: Record<string, unknown>,
-  file: string,
-  line: number | null,
+  at: RuleAt,
   source: RuleDef["source"],
   lines: Map<string, number>,
   problems: RuleProblem[],
 ): RuleDef | null {
-  const tier = source === "builtin" ? "community" : "custom";
   const name = typeof raw.name === "string" ? raw.name : null;
-  const bad = (message: string) => problems.push({ file, line, rule: name, message });
-  if (!name || !NAME_RE.test(name)) {
-    bad(`rule name ${JSON.stringify(raw.name)} must be lowercase letters, digits, '_', '.', '-'`);
+  const line = at.line;
+  const before = problems.length;
+  const bad = (field: string | null, message: string) =>
+    problems.push({
+      file: at.file,
+      line: (field && at.lineOf?.(field)) || line,
+      rule: name ?? (raw.name === undefined ? null : String(raw.name)),
+      message: field ? `${field}: ${message}` : message,
+    });
+  if (!name || !RULE_NAME.test(name))
+    bad("name", `${JSON.stringify(raw.name ?? null)} must be ${RULE_NAME_RULE}`);
+  else if (lines.has(name)) {
+    const first = lines.get(name);
+    bad(null, `duplicate rule name${first ? ` (first at line ${first})` : ""}`);
     return null;
-  }
-  if (lines.has(name)) bad(`duplicate rule name ${name}`);
-  lines.set(name, line ?? 0);
-  if (typeof raw.pattern !== "string" || raw.pattern.length === 0) {
-    bad("pattern is required");
-    return null;
-  }
-  const detector = (raw.detector ?? "custom") as RuleDef["detector"];
-  if (!DETECTORS.includes(detector)) bad(`detector must be one of ${DETECTORS.join(", ")}`);
-  const severity = (raw.severity ?? "high") as RuleDef["severity"];
-  if (!SEVERITIES.includes(severity)) bad(`severity must be one of ${SEVERITIES.join(", ")}`);
-  const action = (raw.action ?? "") as RuleAction;
-  if (!RULE_ACTIONS.includes(action))
-    bad(`action must be one of ${RULE_ACTIONS.map((a) => a || '""').join(", ")}`);
-  const validator = (raw.validator ?? null) as ValidatorName | null;
-  if (validator !== null && !VALIDATORS.includes(validator))
-    bad(`validator must be one of ${VALIDATORS.join(", ")}`);
-  const strList = (v: unknown, key: string): string[] => {
+  } else lines.set(name, line ?? 0);
+  const pattern = typeof raw.pattern === "string" ? raw.pattern : "";
+  if (pattern.length === 0) bad("pattern", "is required");
+  else if (pattern.length > RULE_PATTERN_MAX) bad("pattern", `is longer than ${RULE_PATTERN_MAX} characters`);
+  const oneOf = <T extends string>(field: string, allowed: readonly T[], fallback: T): T => {
+    const v = raw[field] ?? fallback;
+    if ((allowed as readonly unknown[]).includes(v)) return v as T;
+    bad(
+      field,
+      `must be one of ${allowed.map((a) => JSON.stringify(a)).join(", ")} (got ${JSON.stringify(v)})`,
+    );
+    return fallback;
+  };
+  const detector = oneOf("detector", DETECTORS, "custom");
+  const severity = oneOf("severity", SEVERITIES, "high");
+  const action = oneOf("action", RULE_ACTIONS, "");
+  const tier = oneOf("tier", RULE_TIERS, source === "builtin" ? "community" : "custom");
+  const validator = raw.validator == null ? null : oneOf("validator", VALIDATORS, VALIDATORS[0]);
+  const strList = (key: string): string[] => {
+    const v = raw[key];
     if (v === undefined || v === null) return [];
     if (Array.isArray(v) && v.every((x) => typeof x === "string")) return v as string[];
-    bad(`${key} must be a list of strings`);
+    bad(key, "must be a list of strings");
     return [];
   };
   const entropy = raw.entropy === undefined || raw.entropy === null ? null : Number(raw.entropy);
   if (entropy !== null && !(entropy > 0 && entropy <= 8))
-    bad("entropy must be a number of bits per character (0 to 8)");
-  const keywords = strList(raw.keywords, "keywords");
+    bad("entropy", "must be a number of bits per character (0 to 8)");
+  if (raw.enabled !== undefined && typeof raw.enabled !== "boolean") bad("enabled", "must be true or false");
+  let description = "";
+  if (typeof raw.description === "string" && raw.description.length <= RULE_DESCRIPTION_MAX)
+    description = raw.description;
+  else if (raw.description !== undefined && raw.description !== null)
+    bad("description", `must be text of at most ${RULE_DESCRIPTION_MAX} characters`);
+  const keywords = strList("keywords");
+  const tags = strList("tags");
+  const examples = strList("examples");
+  const negative_examples = strList("negative_examples");
+  if (problems.length > before || !name) return null; // a rule is used whole or not at all
   return {
     name,
-    pattern: raw.pattern,
+    pattern,
     detector,
     severity,
     action,
-    enabled: raw.enabled === undefined ? true : raw.enabled !== false,
+    enabled: raw.enabled !== false,
     tier,
     source,
-    description: typeof raw.description === "string" ? raw.description : "",
-    tags: strList(raw.tags, "tags"),
+    description,
+    tags,
     validator,
     keywords: keywords.length ? keywords : null,
     entropy,
-    examples: strList(raw.examples, "examples"),
-    negative_examples: strList(raw.negative_examples, "negative_examples"),
+    examples,
+    negative_examples,
   };
 }
 
 /**
  * The community rules of the embedded rule files, parsed with Bun's native YAML parser. The files
  * are ours and checked by the rule self-test (test/detect/rules.test.ts), which also compares this
- * with parseRuleFile's reading.
+ * with parseRuleText's reading (rule-file.ts).
  */
 export function parseBuiltinRules(): RuleDef[] {
   const out: RuleDef[] = [];
@@ -99,7 +117,13 @@ export function parseBuiltinRules(): RuleDef[] {
     if (!Array.isArray(list)) throw new Error(`${f.file}: expected a \`rules:\` list`);
     const lines = new Map<string, number>();
     for (const item of list) {
-      const rule = ruleFromRaw(item as Record<string, unknown>, f.file, null, "builtin", lines, []);
+      const rule = ruleFromRaw(
+        item as Record<string, unknown>,
+        { file: f.file, line: null },
+        "builtin",
+        lines,
+        [],
+      );
       if (rule) out.push(rule);
     }
   }

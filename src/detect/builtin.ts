@@ -1,69 +1,14 @@
 /**
  * The community rules shipped in rules/*.yaml, embedded so that compiled binaries carry them, and the
- * rule-file checker behind `sluice rules validate` and the rule self-test.
+ * rule checks behind `sluice rules validate` and the rule self-test (patterns, examples, negatives).
  */
-import type { YAMLMap } from "yaml";
 import { RULE_FILES } from "../../rules/index.ts";
 import type { RuleDef } from "../core/types.ts";
-import { parseBuiltinRules, type RuleProblem, ruleFromRaw } from "./builtin-rules.ts";
+import { parseBuiltinRules } from "./builtin-rules.ts";
 import { compileRules } from "./compile.ts";
 import { scanText } from "./matcher.ts";
 import { checkUserPattern, compilePattern } from "./pattern.ts";
-
-export type { RuleProblem } from "./builtin-rules.ts";
-
-export interface ParsedRuleFile {
-  rules: RuleDef[];
-  /** Line of each rule's `name` in the file, by rule name. */
-  lines: Map<string, number>;
-  problems: RuleProblem[];
-}
-
-/**
- * Parse one rule file (`rules: [ {name, pattern, …} ]`, or a bare list). Fields are checked and
- * problems reported with the file and line; rules with problems in required fields are left out.
- * `source` marks where the rules come from ("builtin" for rules/, "import" for user files).
- */
-export function parseRuleFile(
-  file: string,
-  text: string,
-  source: RuleDef["source"] = "import",
-): ParsedRuleFile {
-  // Loaded on first use, so that `sluice scan` and its workers, which read no rule file with it,
-  // never load the package.
-  const { isMap, isSeq, LineCounter, parseDocument } = require("yaml") as typeof import("yaml");
-  const lc = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lc, prettyErrors: false });
-  const problems: RuleProblem[] = [];
-  const lines = new Map<string, number>();
-  const lineOf = (offset: number | undefined) => (offset === undefined ? null : lc.linePos(offset).line);
-  for (const e of doc.errors) problems.push({ file, line: lineOf(e.pos[0]), rule: null, message: e.message });
-  if (doc.errors.length > 0) return { rules: [], lines, problems };
-  let list: unknown = doc.contents;
-  if (isMap(list)) list = (list as YAMLMap).get("rules", true);
-  if (!isSeq(list)) {
-    problems.push({ file, line: 1, rule: null, message: "expected a `rules:` list of rules" });
-    return { rules: [], lines, problems };
-  }
-  const rules: RuleDef[] = [];
-  for (const item of list.items) {
-    const line = lineOf((item as { range?: [number, number, number] }).range?.[0]);
-    if (!isMap(item)) {
-      problems.push({ file, line, rule: null, message: "each rule must be a mapping with name and pattern" });
-      continue;
-    }
-    const rule = ruleFromRaw(
-      (item as YAMLMap).toJSON() as Record<string, unknown>,
-      file,
-      line,
-      source,
-      lines,
-      problems,
-    );
-    if (rule) rules.push(rule);
-  }
-  return { rules, lines, problems };
-}
+import { parseRuleText, type RuleProblem } from "./rule-file.ts";
 
 /**
  * The community rules, parsed from rules/*.yaml when the binary is built (build.ts runs
@@ -146,12 +91,6 @@ export function validateRuleFile(
   text: string,
   source: RuleDef["source"] = "import",
 ): RuleProblem[] {
-  const parsed = parseRuleFile(file, text, source);
+  const parsed = parseRuleText(text, file, source);
   return [...parsed.problems, ...validateRules(parsed.rules, { file, lines: parsed.lines })];
-}
-
-/** `file:line: rule: message` for printing. */
-export function formatRuleProblem(p: RuleProblem): string {
-  const loc = p.file ? `${p.file}${p.line ? `:${p.line}` : ""}: ` : "";
-  return `${loc}${p.rule ? `${p.rule}: ` : ""}${p.message}`;
 }

@@ -59,12 +59,12 @@ export async function loadSetup(
   const extra: RuleDef[] = [];
   const problems: string[] = [];
   if (opts.rulesFiles?.length) {
-    const { formatProblem, parseRuleFile } = await import("./rulefile.ts");
-    const { checkRulePatterns } = await import("./validate.ts");
+    const { formatRuleProblem } = await import("../detect/rule-file.ts");
+    const { checkRulePatterns, readRuleFile } = await import("./validate.ts");
     for (const file of opts.rulesFiles) {
-      const parsed = parseRuleFile(file, "import");
+      const parsed = readRuleFile(file, "import");
       const bad = [...parsed.problems, ...checkRulePatterns(parsed.rules, parsed.lines, file)];
-      problems.push(...bad.map(formatProblem));
+      problems.push(...bad.map(formatRuleProblem));
       extra.push(...parsed.rules);
     }
   }

@@ -8,10 +8,25 @@ import { readFileSync } from "node:fs";
 import { isMap, isSeq, LineCounter, parseDocument } from "yaml";
 import type { Config } from "../config/schema.ts";
 import type { RuleDef } from "../core/types.ts";
-import { builtinRuleFiles, parseRuleFile as parseBuiltinFile, validateRules } from "../detect/builtin.ts";
+import { builtinRuleFiles, validateRules } from "../detect/builtin.ts";
 import { checkUserPattern } from "../detect/pattern.ts";
+import { type ParsedRuleFile, parseRuleText, type RuleProblem } from "../detect/rule-file.ts";
 import { configRules } from "../policy/compile.ts";
-import { parseRuleFile, type RuleProblem } from "./rulefile.ts";
+
+/** Read and parse a rule file; a file that cannot be read is one problem. */
+export function readRuleFile(path: string, source: RuleDef["source"] = "import"): ParsedRuleFile {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (e) {
+    return {
+      rules: [],
+      lines: new Map(),
+      problems: [{ file: path, line: 1, rule: null, message: `cannot read: ${(e as Error).message}` }],
+    };
+  }
+  return parseRuleText(text, path, source);
+}
 
 /**
  * Pattern checks only (fast; `sluice scan --rules`): the matcher's acceptance check for a user's
@@ -43,13 +58,15 @@ export interface ValidateResult {
 }
 
 function sortProblems(ps: RuleProblem[]): RuleProblem[] {
-  return ps.sort((a, b) => (a.file === b.file ? a.line - b.line : a.file < b.file ? -1 : 1));
+  return ps.sort((a, b) =>
+    a.file === b.file ? (a.line ?? 0) - (b.line ?? 0) : (a.file ?? "") < (b.file ?? "") ? -1 : 1,
+  );
 }
 
 export function validateRuleFiles(paths: string[]): ValidateResult {
   const res: ValidateResult = { files: paths.length, rules: 0, problems: [] };
   for (const p of paths) {
-    const parsed = parseRuleFile(p);
+    const parsed = readRuleFile(p);
     res.rules += parsed.rules.length;
     res.problems.push(...parsed.problems, ...checkRules(parsed.rules, parsed.lines, p));
   }
@@ -81,7 +98,7 @@ function configRuleLines(file: string | null): Map<string, number> {
 export function validateInForce(config: Config, configFile: string | null): ValidateResult {
   const res: ValidateResult = { files: 0, rules: 0, problems: [] };
   for (const f of builtinRuleFiles()) {
-    const parsed = parseBuiltinFile(f.file, f.text, "builtin");
+    const parsed = parseRuleText(f.text, f.file, "builtin");
     res.files++;
     res.rules += parsed.rules.length;
     for (const p of [

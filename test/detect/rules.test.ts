@@ -9,14 +9,13 @@ import { join } from "node:path";
 import { DETECTORS, RULE_ACTIONS, SEVERITIES } from "../../src/core/types.ts";
 import {
   builtinRuleFiles,
-  formatRuleProblem,
   loadBuiltinRules,
-  parseRuleFile,
   validateRuleFile,
   validateRules,
 } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
 import { scanText } from "../../src/detect/matcher.ts";
+import { formatRuleProblem, parseRuleText } from "../../src/detect/rule-file.ts";
 import { Gen } from "../corpus/gen.ts";
 
 const RULES_DIR = join(import.meta.dir, "../../rules");
@@ -30,9 +29,9 @@ describe("community rule files", () => {
     });
   }
 
-  test("the start-up path (Bun.YAML) loads exactly what parseRuleFile (the yaml package) reads", () => {
+  test("the start-up path (Bun.YAML) loads exactly what parseRuleText (the yaml package) reads", () => {
     const viaYamlPackage = builtinRuleFiles().flatMap((f) => {
-      const parsed = parseRuleFile(f.file, f.text, "builtin");
+      const parsed = parseRuleText(f.text, f.file, "builtin");
       expect(parsed.problems).toEqual([]);
       return parsed.rules;
     });
@@ -220,14 +219,16 @@ describe("rule file validation (sluice rules validate)", () => {
     ].join("\n");
     const problems = validateRuleFile("my-rules.yaml", text).map(formatRuleProblem);
     expect(problems).toContainEqual(
-      expect.stringMatching(/^my-rules\.yaml:6: broken: pattern does not compile/),
-    );
-    expect(problems).toContainEqual('my-rules.yaml:8: wrong_examples: example does not match: "ORDER-12"');
-    expect(problems).toContainEqual(
-      'my-rules.yaml:8: wrong_examples: negative example matches: "ORDER-9999"',
+      expect.stringMatching(/^my-rules\.yaml:6: rule "broken": pattern does not compile/),
     );
     expect(problems).toContainEqual(
-      expect.stringMatching(/^my-rules\.yaml:12: slow: pattern can backtrack catastrophically/),
+      'my-rules.yaml:8: rule "wrong_examples": example does not match: "ORDER-12"',
+    );
+    expect(problems).toContainEqual(
+      'my-rules.yaml:8: rule "wrong_examples": negative example matches: "ORDER-9999"',
+    );
+    expect(problems).toContainEqual(
+      expect.stringMatching(/^my-rules\.yaml:12: rule "slow": pattern can backtrack catastrophically/),
     );
     expect(problems.some((p) => p.includes("good_rule"))).toBe(false);
   });
@@ -235,18 +236,22 @@ describe("rule file validation (sluice rules validate)", () => {
   test("reports YAML syntax errors and bad fields with a line", () => {
     expect(validateRuleFile("x.yaml", "rules:\n  - name: [unclosed\n").length).toBeGreaterThan(0);
     const bad = validateRuleFile("x.yaml", "rules:\n  - name: Bad Name\n    pattern: x\n");
-    expect(formatRuleProblem(bad[0]!)).toMatch(/^x\.yaml:2: Bad Name: rule name "Bad Name"/);
+    expect(formatRuleProblem(bad[0]!)).toMatch(
+      /^x\.yaml:2: rule "Bad Name": name: "Bad Name" must be lowercase/,
+    );
     const fields = validateRuleFile(
       "x.yaml",
       "rules:\n  - name: r1\n    pattern: 'abc{2}'\n    severity: extreme\n    action: nuke\n    validator: magic\n",
-    ).map((p) => p.message);
-    expect(fields.join("\n")).toMatch(/severity must be one of/);
-    expect(fields.join("\n")).toMatch(/action must be one of/);
-    expect(fields.join("\n")).toMatch(/validator must be one of/);
+    ).map(formatRuleProblem);
+    // Each problem on its field's line, and the rule is left out whole.
+    expect(fields).toContainEqual(expect.stringMatching(/^x\.yaml:4: rule "r1": severity: must be one of/));
+    expect(fields).toContainEqual(expect.stringMatching(/^x\.yaml:5: rule "r1": action: must be one of/));
+    expect(fields).toContainEqual(expect.stringMatching(/^x\.yaml:6: rule "r1": validator: must be one of/));
+    expect(parseRuleText("- name: r1\n  pattern: x\n  severity: extreme\n", "x.yaml").rules).toEqual([]);
   });
 
   test("a bare list and user tier/source", () => {
-    const parsed = parseRuleFile("u.yaml", "- name: user_rule\n  pattern: 'XY-[0-9]{3}'\n");
+    const parsed = parseRuleText("- name: user_rule\n  pattern: 'XY-[0-9]{3}'\n", "u.yaml");
     expect(parsed.problems).toEqual([]);
     expect(parsed.rules[0]).toMatchObject({
       name: "user_rule",

@@ -10,6 +10,7 @@ import { customRuleSchema } from "../../config/schema.ts";
 import {
   DETECTORS,
   RULE_ACTIONS,
+  RULE_DESCRIPTION_MAX,
   RULE_TIERS,
   type RuleDef,
   SEVERITIES,
@@ -32,12 +33,12 @@ import {
 const SOURCES = ["builtin", "config", "dashboard", "import"] as const;
 
 const editable = {
-  pattern: z.string().min(1).max(4096),
+  pattern: customRuleSchema.shape.pattern,
   detector: z.enum(DETECTORS),
   severity: z.enum(SEVERITIES),
   action: z.enum(RULE_ACTIONS),
   enabled: z.boolean(),
-  description: z.string().max(1000),
+  description: z.string().max(RULE_DESCRIPTION_MAX),
   tags: z.array(z.string().min(1).max(64)).max(50),
   validator: z.enum(VALIDATORS).nullable(),
   keywords: z.array(z.string().min(1).max(200)).max(100).nullable(),
