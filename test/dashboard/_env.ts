@@ -10,9 +10,10 @@ import { diffConfig, mergeConfig, unflatten, validateConfig } from "../../src/co
 import type { Config } from "../../src/config/schema.ts";
 import { Bus } from "../../src/core/bus.ts";
 import { Logger } from "../../src/core/log.ts";
-import { blankSession, type Finding, type RuleDef, type SessionContext } from "../../src/core/types.ts";
+import { blankSession } from "../../src/core/types.ts";
 import { createApp } from "../../src/dashboard/app.ts";
 import { contentHash } from "../../src/policy/mask.ts";
+import { systemFinding } from "../../src/policy/system-finding.ts";
 import type { ProxyMode, ReloadResult, Runtime } from "../../src/runtime/contract.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 
@@ -54,25 +55,12 @@ export function makeRuntime(
       modeNow = next;
       store().setSetting("proxy.mode", next);
       if (next === "passthrough") {
-        const finding: Finding = {
-          rule: "",
-          detector: "custom",
-          finding_type: "mode_changed",
-          severity: "warning",
-          action: "log",
-          action_source: "system",
-          matched_rules: [],
-          path: "",
-          start: 0,
-          end: 0,
-          preview: "",
-          content_hash: new Bun.CryptoHasher("sha256")
-            .update(`mode:${Date.now()}:${Math.random()}`)
-            .digest("hex"),
-          value_hash: null,
-          decoded: null,
-          description: `proxy mode changed to passthrough by ${source}`,
-        };
+        const finding = systemFinding(
+          "mode_changed",
+          "proxy.mode",
+          `proxy mode changed to passthrough by ${source}`,
+          `${Date.now()}:${Math.random()}`,
+        );
         bus.emit("finding", {
           finding,
           session: blankSession(),
@@ -110,62 +98,6 @@ export function makeRuntime(
     contentHash: (value) => contentHash(value, TEST_HMAC_KEY),
   };
   return rt;
-}
-
-export function session(over: Partial<SessionContext> = {}): SessionContext {
-  return blankSession({
-    session_id: "sess-1",
-    client: "claude-cli/2.1.328 (external, sdk-cli)",
-    client_name: "claude-code",
-    account_id: "acct-1",
-    device_id: "dev-1",
-    source_ip: "127.0.0.1",
-    working_directory: "/home/dev/project",
-    git_branch: "main",
-    os_platform: "linux",
-    api_key_hash: "a".repeat(64),
-    model: "claude-sonnet-4-5",
-    ...over,
-  });
-}
-
-let n = 0;
-export function finding(over: Partial<Finding> = {}): Finding {
-  n++;
-  return {
-    rule: "aws-access-key",
-    detector: "secrets",
-    finding_type: "aws_access_key",
-    severity: "critical",
-    action: "block",
-    action_source: "rule_default",
-    matched_rules: ["aws-access-key"],
-    path: "messages[0].content",
-    start: 10,
-    end: 30,
-    preview: "AKIA****MPLE",
-    content_hash: new Bun.CryptoHasher("sha256").update(`value-${n}-${Math.random()}`).digest("hex"),
-    value_hash: "b".repeat(64),
-    decoded: null,
-    description: "AWS access key id",
-    ...over,
-  };
-}
-
-export function rule(over: Partial<RuleDef> = {}): RuleDef {
-  return {
-    name: "aws-access-key",
-    pattern: "AKIA[0-9A-Z]{16}",
-    detector: "secrets",
-    severity: "critical",
-    action: "",
-    enabled: true,
-    tier: "community",
-    source: "builtin",
-    description: "AWS access key id",
-    tags: ["aws", "cloud"],
-    ...over,
-  };
 }
 
 export interface Env {

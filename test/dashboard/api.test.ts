@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Finding } from "../../src/core/types.ts";
 import { contentHash } from "../../src/policy/mask.ts";
-import { type Env, finding, makeEnv, PORT, rule, session, TEST_HMAC_KEY } from "./_env.ts";
+import { finding, rule, session } from "../helpers/records.ts";
+import { type Env, makeEnv, PORT, TEST_HMAC_KEY } from "./_env.ts";
 
 let env: Env;
 

@@ -8,7 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDashboard } from "../../src/dashboard/index.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
-import { makeRuntime, rule } from "./_env.ts";
+import { rule } from "../helpers/records.ts";
+import { makeRuntime } from "./_env.ts";
 
 interface Server {
   base: string;

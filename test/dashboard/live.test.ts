@@ -2,7 +2,8 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { followLive } from "../helpers/live.ts";
-import { type Env, finding, makeEnv, session } from "./_env.ts";
+import { finding, session } from "../helpers/records.ts";
+import { type Env, makeEnv } from "./_env.ts";
 
 let env: Env;
 beforeAll(async () => {
@@ -109,7 +110,7 @@ test("findings and MCP events written by another process (sluice mcp) reach the 
       `import { openStore } from ${JSON.stringify(join(root, "src/store/index.ts"))};
        import { Bus } from ${JSON.stringify(join(root, "src/core/bus.ts"))};
        import { Logger } from ${JSON.stringify(join(root, "src/core/log.ts"))};
-       import { finding, session } from ${JSON.stringify(join(root, "test/dashboard/_env.ts"))};
+       import { finding, session } from ${JSON.stringify(join(root, "test/helpers/records.ts"))};
        const bus = new Bus(); const s = openStore({ configDir: ${JSON.stringify(env.dir)}, bus, log: new Logger({ stderr: false }) });
        bus.emit("finding", { finding: finding({ finding_type: "tool_poisoning", detector: "injection" }), session: session({ session_id: "mcp:srv" }), provider: "unknown", request_id: "7", transport: "mcp" });
        bus.emit("mcp-event", { kind: "tool_drift", server: "srv", message: "read_file changed", severity: "high", tool: "read_file" });

@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
 import type { Finding } from "../../src/core/types.ts";
+import { finding } from "../helpers/records.ts";
 import { startSluice } from "../helpers/sluice.ts";
 import { testTls } from "../helpers/tls.ts";
 import { hang, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
@@ -27,27 +28,6 @@ afterAll(async () => {
 const ANTH = { "content-type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01" };
 const OAI = { "content-type": "application/json", authorization: "Bearer sk-test" };
 const GEM = { "content-type": "application/json", "x-goog-api-key": "AIzaX" };
-
-function finding(over: Partial<Finding> = {}): Finding {
-  return {
-    rule: "aws-access-key",
-    detector: "secrets",
-    finding_type: "aws_access_key",
-    severity: "critical",
-    action: "block",
-    action_source: "rule_default",
-    matched_rules: ["aws-access-key"],
-    path: "messages[0].content",
-    start: 0,
-    end: 20,
-    preview: "AKIA****MPLQ",
-    content_hash: "0".repeat(64),
-    value_hash: null,
-    decoded: null,
-    description: "AWS access key",
-    ...over,
-  };
-}
 
 describe("upstream failures", () => {
   test("a hanging upstream gets a 504 in the provider's shape after proxy.timeout, no hang", async () => {

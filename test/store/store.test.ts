@@ -8,7 +8,7 @@ import { Bus, type FindingEvent, type RequestEvent } from "../../src/core/bus.ts
 import { Logger } from "../../src/core/log.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
-import { finding, rule, session } from "../dashboard/_env.ts";
+import { finding, rule, session } from "../helpers/records.ts";
 
 const open: Store[] = [];
 afterEach(async () => {
