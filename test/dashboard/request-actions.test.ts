@@ -6,7 +6,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { RequestEvent } from "../../src/core/bus.ts";
 import type { RequestActions } from "../../src/store/audit.ts";
 import { DAY_MS } from "../../src/store/sql.ts";
-import { type Env, finding, makeEnv, session } from "./_env.ts";
+import { finding, session } from "../helpers/records.ts";
+import { type Env, makeEnv } from "./_env.ts";
 
 let env: Env;
 const now = Date.now();
