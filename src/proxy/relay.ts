@@ -59,7 +59,7 @@ export class Relay {
         maxPayloadLength: 64 * 1024 * 1024,
         open: (ws) => {
           this.#sockets.add(ws);
-          bridge(ws, () => {});
+          bridge(ws);
         },
         message: (ws, msg) => {
           const up = ws.data.upstream;

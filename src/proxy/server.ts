@@ -36,6 +36,7 @@ import {
 } from "./errors.ts";
 import { forward, timersFor, upstreamUrl } from "./forward.ts";
 import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
+import { IdleWork } from "./idle.ts";
 import type { HostPool } from "./pool.ts";
 import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { watchCodexRouting } from "./routing-watch.ts";
@@ -137,6 +138,11 @@ export class ProxyServer {
   server: Server<WsTunnel> | null = null;
   #seq = 0;
   #inflight = new Set<Promise<unknown>>();
+  /** A garbage collection between turns rather than inside the next one's scan. */
+  #idle = new IdleWork(
+    () => this.#inflight.size > 0,
+    () => Bun.gc(false),
+  );
   #aborts = new Set<AbortController>();
   #sockets = new Set<ServerWebSocket<WsTunnel>>();
   #retired: Server<WsTunnel>[] = [];
@@ -215,6 +221,7 @@ export class ProxyServer {
 
   /** Step 3: force-close what is left (requests and WebSockets). */
   async forceClose(): Promise<void> {
+    this.#idle.stop();
     for (const c of this.#aborts) c.abort(new Error("sluice shutting down"));
     for (const ws of this.#sockets) {
       try {
@@ -342,6 +349,7 @@ export class ProxyServer {
       this.#inflight.delete(tracked);
       this.deps.metrics.activeRequests = this.#inflight.size;
       resolveDone();
+      this.#idle.settled();
     };
     return p.then(
       (r) => {
@@ -529,6 +537,7 @@ export class ProxyServer {
         requestId,
       );
       scanMs = performance.now() - scanStart;
+      this.#idle.scanned();
       trace?.scanned(scanStart, scanStart + scanMs);
       if (
         verdict.action === "redact" &&
@@ -803,12 +812,13 @@ export class ProxyServer {
     const d = ws.data;
     d.id = d.id.startsWith("req-") ? crypto.randomUUID() : d.id;
     this.#wsEvent(d, "open");
-    bridge(ws, () => {});
+    bridge(ws, () => this.#idle.activity());
   }
 
   #wsMessage(ws: ServerWebSocket<WsTunnel>, msg: string | Buffer) {
     const d = ws.data;
     d.framesIn++;
+    this.#idle.activity();
     d.chain = d.chain.then(async () => {
       if (d.closed) return;
       const started = performance.now();
@@ -846,6 +856,7 @@ export class ProxyServer {
           requestId,
         );
         d.findings += verdict.findings.length;
+        this.#idle.scanned();
       }
       // Every client frame is one request of the audit trail (a Codex turn).
       this.#recordRequest(d.session, {

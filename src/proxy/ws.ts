@@ -167,8 +167,8 @@ export function clientClosed(d: WsTunnel, code: number): void {
   }
 }
 
-/** Wire the upstream's events to the client once the client side is open. */
-export function bridge(ws: ServerWebSocket<WsTunnel>, onClose: (code: number) => void): void {
+/** Wire the upstream's events to the client once the client side is open; `relayed` hears each message. */
+export function bridge(ws: ServerWebSocket<WsTunnel>, relayed: () => void = () => {}): void {
   const d = ws.data;
   const up = d.upstream;
   d.detachEarly();
@@ -180,6 +180,7 @@ export function bridge(ws: ServerWebSocket<WsTunnel>, onClose: (code: number) =>
     d.framesOut++;
     const m = ev.data as string | ArrayBuffer;
     ws.send(typeof m === "string" ? m : new Uint8Array(m));
+    relayed();
   });
   up.addEventListener("close", (ev) => {
     if (d.closed) return;
@@ -190,6 +191,5 @@ export function bridge(ws: ServerWebSocket<WsTunnel>, onClose: (code: number) =>
     } catch {
       /* already closed */
     }
-    onClose(ev.code);
   });
 }
