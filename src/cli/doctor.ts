@@ -38,30 +38,40 @@ function printCheck(c: ToolCheck) {
     );
 }
 
-async function printLive(c: ToolCheck, r: LiveResult, timeoutS: number) {
-  const { loginLabel } = await import("../connect/live.ts");
-  const ended = r.timed_out
-    ? `timed out after ${timeoutS} s`
-    : `exit ${r.exit_code ?? "by a signal"}${r.last_line ? `: ${r.last_line}` : ""}`;
-  if (r.status === "seen") {
-    const logins = Object.entries(r.logins)
-      .map(([l, n]) => `${loginLabel(l, c.id)}, ${n} request${n === 1 ? "" : "s"}`)
-      .join("; ");
-    console.log(`✓ ${c.name}: seen through sluice (${logins})`);
+async function printLive(c: ToolCheck, r: LiveResult, probe: string[], timeoutS: number) {
+  const { loginLabel, total } = await import("../connect/live.ts");
+  const requests = Object.entries(r.logins)
+    .map(([l, n]) => `${loginLabel(l, c.id)}, ${n} request${n === 1 ? "" : "s"}`)
+    .join("; ");
+  const unread = () => {
     for (const [reason, n] of Object.entries(r.unscanned))
-      console.log(`    ${n} of them forwarded unread (${reason})`);
-    if (r.timed_out || r.exit_code !== 0) console.log(`    the tool then ended: ${ended}`);
+      if (reason !== "bypass") console.log(`    ${n} of them forwarded unread (${reason})`);
+  };
+  if (r.status === "seen") {
+    console.log(`✓ ${c.name}: seen through sluice (${requests})`);
+    unread();
     return;
   }
   const login = c.login ? ` (${c.login})` : "";
-  if (r.status === "failed") console.log(`✗ ${c.name}${login}: the tool failed (${ended})`);
-  else console.log(`✗ ${c.name}${login}: NOT seen by sluice: its request went elsewhere`);
+  if (r.status === "failed") {
+    const ended = r.timed_out
+      ? `timed out after ${timeoutS} s`
+      : `exit ${r.exit_code ?? "by a signal"}${r.last_line ? `: ${r.last_line}` : ""}`;
+    console.log(`✗ ${c.name}${login}: the tool failed (${ended})`);
+  } else console.log(`✗ ${c.name}${login}: NOT seen by sluice: its request went elsewhere`);
+  if (total(r.logins) > 0) {
+    console.log(`    sluice saw some of its traffic (${requests}), but no completed prompt`);
+    unread();
+  }
   if (r.unscanned.bypass)
-    console.log(
-      "    sluice saw only its account check: the ChatGPT back end sent the conversation around sluice",
-    );
+    console.log("    its account check sent the conversation to another back end directly, around sluice");
   printProblems(c);
-  if (!c.fix)
+  if (c.fix) return;
+  if (r.status === "failed")
+    console.log(
+      `    its settings route it through sluice: run \`${probe.join(" ")} "hi"\` yourself to see why it failed`,
+    );
+  else
     console.log(
       "    its files route it through sluice, but this run did not reach it: open a new shell (the shell profile's settings apply to new shells) and run this again",
     );
@@ -157,7 +167,7 @@ export default defineCommand({
     for (const c of checks) {
       const r = live.get(c.id);
       if (!c.installed) console.log(`- ${c.name}: not installed`);
-      else if (r) await printLive(c, r, timeoutS);
+      else if (r) await printLive(c, r, all.find((t) => t.id === c.id)?.probe?.args ?? [], timeoutS);
       else printCheck(c);
     }
   },

@@ -10,7 +10,9 @@
  * which needs no dashboard login), read before the tools start and again after each ends. A count
  * that grew for a tool's client while it ran is its request. Another session of the same tool running
  * at that moment would count too: the check proves that the tool's requests reach sluice, not which
- * ones. A request sluice answered without forwarding (a block) still counts: sluice saw it.
+ * ones. A request sluice answered without forwarding (a block) still counts: sluice saw it. A tool
+ * that failed proves nothing: Codex signed in with ChatGPT, for one, sends its account checks and
+ * telemetry through sluice and then gives up when the answer names no back end for the conversation.
  *
  * Of what a tool prints only its last line is kept, with every credential the scanner finds masked.
  */
@@ -110,15 +112,7 @@ function grown(before: Map<string, number> | undefined, after: Map<string, numbe
   return out;
 }
 
-const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
-
-/**
- * Requests that prove the tool reaches sluice: all it saw, less those whose conversation went
- * around it (Codex's account check naming another back end is seen, but the prompt was not).
- */
-function proving(logins: Record<string, number>, unscanned: Record<string, number>): number {
-  return total(logins) - (unscanned.bypass ?? 0);
-}
+export const total = (r: Record<string, number>) => Object.values(r).reduce((a, b) => a + b, 0);
 
 /** The last `OUTPUT_TAIL` characters of a stream. */
 async function tail(stream: ReadableStream<Uint8Array>): Promise<string> {
@@ -149,14 +143,18 @@ interface ProbeRun {
 const running = new Set<number>();
 
 /** Run `argv` with the prompt in an empty scratch directory, under a timeout. */
-async function runProbe(argv: string[], env: LiveOptions["env"], timeoutMs: number): Promise<ProbeRun> {
+async function runProbe(
+  probe: NonNullable<Tool["probe"]>,
+  env: LiveOptions["env"],
+  timeoutMs: number,
+): Promise<ProbeRun> {
   const cwd = mkdtempSync(join(tmpdir(), "sluice-doctor-"));
   try {
     let proc: ReturnType<typeof Bun.spawn<"ignore", "pipe", "pipe">>;
     try {
-      proc = Bun.spawn([...argv, PROBE_PROMPT], {
+      proc = Bun.spawn([...probe.args, PROBE_PROMPT], {
         cwd,
-        env,
+        env: { ...env, ...probe.env },
         stdin: "ignore",
         stdout: "pipe",
         stderr: "pipe",
@@ -166,7 +164,7 @@ async function runProbe(argv: string[], env: LiveOptions["env"], timeoutMs: numb
       return {
         exitCode: null,
         timedOut: false,
-        output: `could not start ${argv[0]}: ${(e as Error).message}`,
+        output: `could not start ${probe.args[0]}: ${(e as Error).message}`,
       };
     }
     const pid = proc.pid;
@@ -238,15 +236,17 @@ async function checkOne(tool: Tool, before: ClientCounts, opts: LiveOptions): Pr
   };
   await read();
   const settled = Date.now() + SETTLE_MS;
-  while (proving(logins, unscanned) <= 0 && Date.now() < settled) {
+  while (total(logins) === 0 && Date.now() < settled) {
     await Bun.sleep(SETTLE_POLL_MS);
     await read();
   }
-  const seen = proving(logins, unscanned) > 0;
+  // A tool that failed proved nothing, whatever sluice saw of it (an account check, telemetry); a
+  // conversation sent around sluice is not seen, whatever went through it.
   const failed = run.timedOut || run.exitCode !== 0;
+  const seen = total(logins) > 0 && !unscanned.bypass;
   const line = lastLine(run.output);
   return {
-    status: seen ? "seen" : failed ? "failed" : "not_seen",
+    status: failed ? "failed" : seen ? "seen" : "not_seen",
     logins,
     unscanned,
     exit_code: run.exitCode,

@@ -22,9 +22,11 @@ export interface Tool {
   settings: Setting[];
   /**
    * The tool's non-interactive mode, the prompt appended as the last argument: what
-   * `sluice doctor --live` runs. Absent for a tool without one.
+   * `sluice doctor --live` runs, in an empty scratch directory. `env` is only what the tool needs to
+   * run there (never a base URL: the user's own settings must decide where it goes). Absent for a
+   * tool without one.
    */
-  probe?: string[];
+  probe?: { args: string[]; env?: Record<string, string> };
   /** What a user still has to know (never a credential). */
   note?: string;
 }
@@ -38,7 +40,7 @@ export function tools(proxy: string): Tool[] {
       name: "Claude Code",
       client: "claude-code",
       commands: ["claude"],
-      probe: ["claude", "-p"],
+      probe: { args: ["claude", "-p"] },
       settings: [
         { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["api key", "subscription (OAuth)"] },
       ],
@@ -48,8 +50,8 @@ export function tools(proxy: string): Tool[] {
       name: "Codex CLI",
       client: "codex",
       commands: ["codex"],
-      // Run in an empty scratch directory, which is not a Git repository.
-      probe: ["codex", "exec", "--skip-git-repo-check"],
+      // The scratch directory is not a Git repository.
+      probe: { args: ["codex", "exec", "--skip-git-repo-check"] },
       settings: [
         {
           kind: "toml",
@@ -73,7 +75,9 @@ export function tools(proxy: string): Tool[] {
       name: "Gemini CLI",
       client: "gemini-cli",
       commands: ["gemini"],
-      probe: ["gemini", "-p"],
+      // Headless, it refuses a directory the user has not trusted (exit 55); the variable trusts
+      // the scratch directory for this run only (older versions ignore it).
+      probe: { args: ["gemini", "-p"], env: { GEMINI_CLI_TRUST_WORKSPACE: "true" } },
       settings: [
         { kind: "env", name: "GOOGLE_GEMINI_BASE_URL", value: base, modes: ["api key"] },
         { kind: "env", name: "CODE_ASSIST_ENDPOINT", value: base, modes: ["signed in with Google"] },

@@ -175,9 +175,34 @@ describe("sluice doctor --live", () => {
     expect(r.stdout).toContain(
       "✗ Codex CLI (signed in with ChatGPT): NOT seen by sluice: its request went elsewhere",
     );
-    expect(r.stdout).toContain("sluice saw only its account check");
+    expect(r.stdout).toContain(
+      "sluice saw some of its traffic (signed in with ChatGPT, 1 request), but no completed prompt",
+    );
+    expect(r.stdout).toContain("its account check sent the conversation to another back end directly");
     // The conversation reached the upstream, not through sluice.
     expect(t.up.requests.map((q) => q.path)).toContain("/backend-api/codex/responses");
+  });
+
+  test("a tool that fails after sluice saw its request is failed, with what sluice saw", async () => {
+    await using t = await rig({ claude: "send" });
+    t.up.on("POST", "/v1/messages", () =>
+      json(
+        { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } },
+        { status: 401 },
+      ),
+    );
+    t.env.ANTHROPIC_BASE_URL = t.proxy;
+    t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+    const r = await t.doctor();
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain("✗ Claude Code (api key): the tool failed (exit 1: API Error: 401");
+    expect(r.stdout).toContain(
+      "sluice saw some of its traffic (api key, 1 request), but no completed prompt",
+    );
+    expect(r.stdout).toContain(
+      'its settings route it through sluice: run `claude -p "hi"` yourself to see why it failed',
+    );
+    expect(r.stdout).not.toContain(FAKE.claudeKey);
   });
 
   test("a tool that does not end is stopped at --timeout and reported", async () => {

@@ -168,6 +168,10 @@ async function main() {
     console.error(`stand-in ${tool}: not its non-interactive mode: ${args.join(" ")}`);
     process.exit(2);
   }
+  if (tool === "gemini" && process.env.GEMINI_CLI_TRUST_WORKSPACE !== "true") {
+    console.error("Gemini CLI is not running in a trusted directory."); // as the real one, headless
+    process.exit(55);
+  }
   if (behaviour === "hang") {
     setInterval(() => {}, 60_000);
     return;
