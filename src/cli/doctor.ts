@@ -63,8 +63,14 @@ async function printLive(c: ToolCheck, r: LiveResult, probe: string[], timeoutS:
     console.log(`    sluice saw some of its traffic (${requests}), but no completed prompt`);
     unread();
   }
-  if (r.unscanned.bypass)
+  if (r.unscanned.bypass) {
+    // Codex signed in with ChatGPT takes its conversation's address from the account check's answer.
     console.log("    its account check sent the conversation to another back end directly, around sluice");
+    console.log(
+      "    fix: no setting routes that back end through sluice; signed in with an API key (`codex login --with-api-key`) Codex uses openai_base_url",
+    );
+    return;
+  }
   printProblems(c);
   if (c.fix) return;
   if (r.status === "failed")

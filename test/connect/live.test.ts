@@ -179,6 +179,7 @@ describe("sluice doctor --live", () => {
       "sluice saw some of its traffic (signed in with ChatGPT, 1 request), but no completed prompt",
     );
     expect(r.stdout).toContain("its account check sent the conversation to another back end directly");
+    expect(r.stdout).toContain("fix: no setting routes that back end through sluice");
     // The conversation reached the upstream, not through sluice.
     expect(t.up.requests.map((q) => q.path)).toContain("/backend-api/codex/responses");
   });
