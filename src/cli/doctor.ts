@@ -73,13 +73,16 @@ async function printLive(c: ToolCheck, r: LiveResult, probe: string[], timeoutS:
   }
   printProblems(c);
   if (c.fix) return;
-  if (r.status === "failed")
+  const by = `\`${probe.join(" ")} "hi"\``;
+  if (c.new_shells_only.length > 0)
     console.log(
-      `    its settings route it through sluice: run \`${probe.join(" ")} "hi"\` yourself to see why it failed`,
+      `    ${c.new_shells_only.join(", ")}: in the shell profile, not in this shell: open a new shell and run this again`,
     );
+  else if (r.status === "failed")
+    console.log(`    its settings route it through sluice: run ${by} yourself to see why it failed`);
   else
     console.log(
-      "    its files route it through sluice, but this run did not reach it: open a new shell (the shell profile's settings apply to new shells) and run this again",
+      `    its settings name sluice, yet its request did not reach it: run ${by} yourself and watch sluice's log`,
     );
 }
 

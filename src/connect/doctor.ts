@@ -26,6 +26,8 @@ export interface ToolCheck {
   problems: string[];
   /** The command that fixes it. */
   fix: string | null;
+  /** Settings that route it, set in the shell profile but not in this shell: new shells have them. */
+  new_shells_only: string[];
   seen: { login: string; last_seen: string; requests: number }[];
   unscanned: { reason: string; count: number; last_seen: string }[];
 }
@@ -68,6 +70,8 @@ function loginOf(tool: Tool, env: DoctorEnv): string | null {
   return null;
 }
 
+const PROFILE = "the shell profile (new shells)";
+
 /** The value a setting has now: the shell's environment, else the sluice block of the profile, else the TOML file. */
 function currentValue(
   s: Setting,
@@ -77,7 +81,7 @@ function currentValue(
   if (s.kind === "env") {
     if (env.vars[s.name]) return { value: env.vars[s.name], from: "this shell" };
     const m = profileText.match(new RegExp(`(?:export |set -gx )${s.name}[= ](\\S+)`));
-    return { value: m?.[1], from: "the shell profile (new shells)" };
+    return { value: m?.[1], from: PROFILE };
   }
   const file = s.file.replace(/^~(?=\/)/, env.home);
   try {
@@ -105,6 +109,7 @@ export function checkTools(
       // The settings for the mode in use; all of them when the mode is not known.
       const needed = tool.settings.filter((s) => !login || s.modes.includes(login) || s.modes.length > 1);
       const problems: string[] = [];
+      const newShellsOnly: string[] = [];
       for (const s of needed) {
         const { value, from } = currentValue(s, env, profileText);
         const name = s.kind === "env" ? s.name : `${s.key} (${s.file})`;
@@ -112,6 +117,7 @@ export function checkTools(
           problems.push(`${name} is not set (${s.modes.join(", ")} traffic goes straight to the provider)`);
         else if (!isSluice(value, proxy))
           problems.push(`${name} is ${value} in ${from}, not sluice at ${proxy}`);
+        else if (from === PROFILE) newShellsOnly.push(name);
       }
       const seen = (store?.traffic ?? [])
         .filter((r) => r.client === tool.client)
@@ -127,6 +133,7 @@ export function checkTools(
         routed: problems.length === 0,
         problems,
         fix: problems.length === 0 ? null : `sluice connect ${tool.id} --apply`,
+        new_shells_only: newShellsOnly,
         seen,
         unscanned,
       };

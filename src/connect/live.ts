@@ -26,7 +26,10 @@ import type { Tool } from "./tools.ts";
 /** The prompt every tool gets: one word back, and a mark that says where it came from. */
 export const PROBE_PROMPT = "Reply with the single word OK. (sluice doctor --live check)";
 
-/** After a tool ends, its request may still be finishing inside sluice: counters are read again this long. */
+/**
+ * After a tool ends, its request may still be finishing inside sluice (it is counted once its answer
+ * has gone out): while sluice has requests in flight, counters are read again, this long at most.
+ */
 const SETTLE_MS = 2000;
 const SETTLE_POLL_MS = 100;
 /** A tool that ignores SIGTERM this long after its timeout is killed. */
@@ -34,10 +37,11 @@ const KILL_AFTER_MS = 2000;
 /** At most this much of each output stream is kept (only its last line is ever shown). */
 const OUTPUT_TAIL = 64 * 1024;
 
-/** Per client: requests by sign-in mode, and unread requests by reason. */
+/** Per client: requests by sign-in mode, and unread requests by reason; requests in flight. */
 export interface ClientCounts {
   requests: Map<string, Map<string, number>>;
   unscanned: Map<string, Map<string, number>>;
+  active: number;
 }
 
 export type LiveStatus = "seen" | "not_seen" | "failed";
@@ -74,8 +78,9 @@ const unescapeLabel = (v: string) => v.replace(/\\(.)/g, (_, c: string) => (c ==
 
 /** The per-client counters of the Prometheus text of `/metrics`. */
 export function parseClientCounts(text: string): ClientCounts {
-  const counts: ClientCounts = { requests: new Map(), unscanned: new Map() };
+  const counts: ClientCounts = { requests: new Map(), unscanned: new Map(), active: 0 };
   for (const line of text.split("\n")) {
+    if (line.startsWith("sluice_active_requests ")) counts.active = Number(line.slice(23)) || 0;
     const m = COUNTER.exec(line);
     if (!m) continue;
     const into = m[1] === "client_requests" ? counts.requests : counts.unscanned;
@@ -200,12 +205,17 @@ export function stopProbes(): void {
   running.clear();
 }
 
-/** The last non-empty line of some output, without terminal escapes, at most 300 characters. */
+/**
+ * The last line of some output that says something, without terminal escapes, at most 300
+ * characters: a stack frame (`at fn (file:…)`) is passed over for the message above it, as Node
+ * tools print the message last and their stack after it.
+ */
 function lastLine(text: string): string | null {
   const lines = Bun.stripANSI(text)
     .split(/\r?\n|\r/)
-    .map((l) => l.trim());
-  const last = lines.findLast((l) => l !== "");
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
+  const last = lines.findLast((l) => !/^at\s/.test(l)) ?? lines.at(-1);
   return last === undefined ? null : last.slice(0, 300);
 }
 
@@ -229,14 +239,16 @@ async function checkOne(tool: Tool, before: ClientCounts, opts: LiveOptions): Pr
   const client = tool.client ?? "";
   let logins: Record<string, number> = {};
   let unscanned: Record<string, number> = {};
+  let active = 0;
   const read = async () => {
     const now = await readClientCounts(opts.proxy);
     logins = grown(before.requests.get(client), now.requests.get(client));
     unscanned = grown(before.unscanned.get(client), now.unscanned.get(client));
+    active = now.active;
   };
   await read();
   const settled = Date.now() + SETTLE_MS;
-  while (total(logins) === 0 && Date.now() < settled) {
+  while (total(logins) === 0 && active > 0 && Date.now() < settled) {
     await Bun.sleep(SETTLE_POLL_MS);
     await read();
   }

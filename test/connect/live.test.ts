@@ -18,6 +18,9 @@ import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers
 
 type ToolName = "claude" | "codex" | "gemini";
 
+/** A test that runs tools starts several processes (doctor, each tool): on a loaded machine, seconds. */
+const RUNS_TOOLS = 30_000;
+
 /** The stand-in upstream answering every request the stand-ins send; the account check names `origin`. */
 async function upstream(origin?: () => string): Promise<Upstream> {
   const up = await startUpstream();
@@ -94,125 +97,167 @@ interface LiveJson {
 }
 
 describe("sluice doctor --live", () => {
-  test("one tool routed, one not, one failing: each told, exit 1, no credential printed", async () => {
-    await using t = await rig({ claude: "send", codex: "send", gemini: "fail" });
-    const { up, proxy } = t;
-    // Claude Code on a subscription, routed; Codex with an API key, sent straight to the provider.
-    t.env.ANTHROPIC_BASE_URL = proxy;
-    t.env.CLAUDE_CODE_OAUTH_TOKEN = FAKE.claudeOauth;
-    t.write(".codex/config.toml", `openai_base_url = "${up.url}/v1"\n`);
-    t.write(".codex/auth.json", JSON.stringify({ auth_mode: "apikey", OPENAI_API_KEY: FAKE.openaiKey }));
+  test(
+    "one tool routed, one not, one failing: each told, exit 1, no credential printed",
+    async () => {
+      await using t = await rig({ claude: "send", codex: "send", gemini: "fail" });
+      const { up, proxy } = t;
+      // Claude Code on a subscription, routed; Codex with an API key, sent straight to the provider.
+      t.env.ANTHROPIC_BASE_URL = proxy;
+      t.env.CLAUDE_CODE_OAUTH_TOKEN = FAKE.claudeOauth;
+      t.write(".codex/config.toml", `openai_base_url = "${up.url}/v1"\n`);
+      t.write(".codex/auth.json", JSON.stringify({ auth_mode: "apikey", OPENAI_API_KEY: FAKE.openaiKey }));
 
-    const r = await t.doctor();
-    const out = r.stdout;
-    expect(r.code).toBe(1);
-    expect(out).toContain("✓ Claude Code: seen through sluice (subscription (OAuth), 1 request)");
-    expect(out).toContain("✗ Codex CLI (api key): NOT seen by sluice: its request went elsewhere");
-    expect(out).toContain(
-      `openai_base_url (~/.codex/config.toml) is ${up.url}/v1 in ~/.codex/config.toml, not sluice at ${proxy}`,
-    );
-    expect(out).toContain("fix: sluice connect codex --apply");
-    // The last line is shown with the key in it masked by the rules (first and last four kept).
-    expect(out).toMatch(
-      /✗ Gemini CLI: the tool failed \(exit 3: Error: API key not valid: AIza\*{20,}5ZeQ\. Please pass a valid API key\.\)/,
-    );
-    expect(out).toContain("fix: sluice connect gemini --apply");
-    expect(r.stderr).toContain("one word each");
-    // Claude's request came through sluice, Codex's went to the upstream directly, Gemini sent nothing.
-    expect(up.requests.map((q) => q.path.split("?")[0])).toEqual(
-      expect.arrayContaining(["/v1/messages", "/v1/responses"]),
-    );
-    expect(up.requests).toHaveLength(2);
-    for (const secret of Object.values(FAKE)) expect(out + r.stderr).not.toContain(secret);
-  });
+      const r = await t.doctor();
+      const out = r.stdout;
+      expect(r.code).toBe(1);
+      expect(out).toContain("✓ Claude Code: seen through sluice (subscription (OAuth), 1 request)");
+      expect(out).toContain("✗ Codex CLI (api key): NOT seen by sluice: its request went elsewhere");
+      expect(out).toContain(
+        `openai_base_url (~/.codex/config.toml) is ${up.url}/v1 in ~/.codex/config.toml, not sluice at ${proxy}`,
+      );
+      expect(out).toContain("fix: sluice connect codex --apply");
+      // The last line is shown with the key in it masked by the rules (first and last four kept).
+      expect(out).toMatch(
+        /✗ Gemini CLI: the tool failed \(exit 3: Error: API key not valid: AIza\*{20,}5ZeQ\. Please pass a valid API key\.\)/,
+      );
+      expect(out).toContain("fix: sluice connect gemini --apply");
+      expect(r.stderr).toContain("one word each");
+      // Claude's request came through sluice, Codex's went to the upstream directly, Gemini sent nothing.
+      expect(up.requests.map((q) => q.path.split("?")[0])).toEqual(
+        expect.arrayContaining(["/v1/messages", "/v1/responses"]),
+      );
+      expect(up.requests).toHaveLength(2);
+      for (const secret of Object.values(FAKE)) expect(out + r.stderr).not.toContain(secret);
+    },
+    RUNS_TOOLS,
+  );
 
-  test("every tool routed, in the sign-in modes that are not API keys: exit 0, the mode read from traffic", async () => {
-    await using t = await rig({ claude: "send", codex: "send", gemini: "send" });
-    t.env.ANTHROPIC_BASE_URL = t.proxy;
-    t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
-    t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
-    t.write(
-      ".codex/auth.json",
-      JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
-    );
-    t.env.CODE_ASSIST_ENDPOINT = t.proxy;
-    t.write(
-      ".gemini/settings.json",
-      JSON.stringify({ security: { auth: { selectedType: "oauth-personal" } } }),
-    );
+  test(
+    "every tool routed, in the sign-in modes that are not API keys: exit 0, the mode read from traffic",
+    async () => {
+      await using t = await rig({ claude: "send", codex: "send", gemini: "send" });
+      t.env.ANTHROPIC_BASE_URL = t.proxy;
+      t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+      t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
+      t.write(
+        ".codex/auth.json",
+        JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
+      );
+      t.env.CODE_ASSIST_ENDPOINT = t.proxy;
+      t.write(
+        ".gemini/settings.json",
+        JSON.stringify({ security: { auth: { selectedType: "oauth-personal" } } }),
+      );
 
-    const text = await t.doctor();
-    expect(text.stdout).toContain("✓ Claude Code: seen through sluice (api key, 1 request)");
-    expect(text.stdout).toContain("✓ Codex CLI: seen through sluice (signed in with ChatGPT, 2 requests)");
-    expect(text.stdout).toContain("✓ Gemini CLI: seen through sluice (signed in with Google, 1 request)");
-    expect(text.code).toBe(0);
+      const text = await t.doctor();
+      expect(text.stdout).toContain("✓ Claude Code: seen through sluice (api key, 1 request)");
+      expect(text.stdout).toContain("✓ Codex CLI: seen through sluice (signed in with ChatGPT, 2 requests)");
+      expect(text.stdout).toContain("✓ Gemini CLI: seen through sluice (signed in with Google, 1 request)");
+      expect(text.code).toBe(0);
 
-    const asJson = await t.doctor("--json");
-    expect(asJson.code).toBe(0);
-    const live = Object.fromEntries(
-      (JSON.parse(asJson.stdout) as LiveJson).tools.filter((x) => x.installed).map((x) => [x.id, x.live]),
-    );
-    expect(live).toEqual({
-      claude: expect.objectContaining({ status: "seen", logins: { api_key: 1 }, exit_code: 0 }),
-      codex: expect.objectContaining({ status: "seen", logins: { chatgpt: 2 }, exit_code: 0 }),
-      gemini: expect.objectContaining({ status: "seen", logins: { google: 1 }, exit_code: 0 }),
-    });
-    for (const secret of Object.values(FAKE)) expect(asJson.stdout + text.stdout).not.toContain(secret);
-  });
+      const asJson = await t.doctor("--json");
+      expect(asJson.code).toBe(0);
+      const live = Object.fromEntries(
+        (JSON.parse(asJson.stdout) as LiveJson).tools.filter((x) => x.installed).map((x) => [x.id, x.live]),
+      );
+      expect(live).toEqual({
+        claude: expect.objectContaining({ status: "seen", logins: { api_key: 1 }, exit_code: 0 }),
+        codex: expect.objectContaining({ status: "seen", logins: { chatgpt: 2 }, exit_code: 0 }),
+        gemini: expect.objectContaining({ status: "seen", logins: { google: 1 }, exit_code: 0 }),
+      });
+      for (const secret of Object.values(FAKE)) expect(asJson.stdout + text.stdout).not.toContain(secret);
+    },
+    RUNS_TOOLS,
+  );
 
-  test("Codex told by its account check to send the conversation elsewhere is not seen, and says why", async () => {
-    let direct = "";
-    await using t = await rig({ codex: "send" }, () => direct);
-    direct = t.up.url;
-    t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
-    t.write(
-      ".codex/auth.json",
-      JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
-    );
+  test(
+    "Codex told by its account check to send the conversation elsewhere is not seen, and says why",
+    async () => {
+      let direct = "";
+      await using t = await rig({ codex: "send" }, () => direct);
+      direct = t.up.url;
+      t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
+      t.write(
+        ".codex/auth.json",
+        JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
+      );
 
-    const r = await t.doctor();
-    expect(r.code).toBe(1);
-    expect(r.stdout).toContain(
-      "✗ Codex CLI (signed in with ChatGPT): NOT seen by sluice: its request went elsewhere",
-    );
-    expect(r.stdout).toContain(
-      "sluice saw some of its traffic (signed in with ChatGPT, 1 request), but no completed prompt",
-    );
-    expect(r.stdout).toContain("its account check sent the conversation to another back end directly");
-    expect(r.stdout).toContain("fix: no setting routes that back end through sluice");
-    // The conversation reached the upstream, not through sluice.
-    expect(t.up.requests.map((q) => q.path)).toContain("/backend-api/codex/responses");
-  });
+      const r = await t.doctor();
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain(
+        "✗ Codex CLI (signed in with ChatGPT): NOT seen by sluice: its request went elsewhere",
+      );
+      expect(r.stdout).toContain(
+        "sluice saw some of its traffic (signed in with ChatGPT, 1 request), but no completed prompt",
+      );
+      expect(r.stdout).toContain("its account check sent the conversation to another back end directly");
+      expect(r.stdout).toContain("fix: no setting routes that back end through sluice");
+      // The conversation reached the upstream, not through sluice.
+      expect(t.up.requests.map((q) => q.path)).toContain("/backend-api/codex/responses");
+    },
+    RUNS_TOOLS,
+  );
 
-  test("a tool that fails after sluice saw its request is failed, with what sluice saw", async () => {
-    await using t = await rig({ claude: "send" });
-    t.up.on("POST", "/v1/messages", () =>
-      json(
-        { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } },
-        { status: 401 },
-      ),
-    );
-    t.env.ANTHROPIC_BASE_URL = t.proxy;
-    t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
-    const r = await t.doctor();
-    expect(r.code).toBe(1);
-    expect(r.stdout).toContain("✗ Claude Code (api key): the tool failed (exit 1: API Error: 401");
-    expect(r.stdout).toContain(
-      "sluice saw some of its traffic (api key, 1 request), but no completed prompt",
-    );
-    expect(r.stdout).toContain(
-      'its settings route it through sluice: run `claude -p "hi"` yourself to see why it failed',
-    );
-    expect(r.stdout).not.toContain(FAKE.claudeKey);
-  });
+  test(
+    "a tool that fails after sluice saw its request is failed, with what sluice saw",
+    async () => {
+      await using t = await rig({ claude: "send" });
+      t.up.on("POST", "/v1/messages", () =>
+        json(
+          { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } },
+          { status: 401 },
+        ),
+      );
+      t.env.ANTHROPIC_BASE_URL = t.proxy;
+      t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+      const r = await t.doctor();
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain("✗ Claude Code (api key): the tool failed (exit 1: API Error: 401");
+      expect(r.stdout).toContain(
+        "sluice saw some of its traffic (api key, 1 request), but no completed prompt",
+      );
+      expect(r.stdout).toContain(
+        'its settings route it through sluice: run `claude -p "hi"` yourself to see why it failed',
+      );
+      expect(r.stdout).not.toContain(FAKE.claudeKey);
+    },
+    RUNS_TOOLS,
+  );
 
-  test("a tool that does not end is stopped at --timeout and reported", async () => {
-    await using t = await rig({ claude: "hang" });
-    t.env.ANTHROPIC_BASE_URL = t.proxy;
-    const r = await t.doctor("--timeout", "1");
-    expect(r.code).toBe(1);
-    expect(r.stdout).toContain("✗ Claude Code: the tool failed (timed out after 1 s)");
-  });
+  test(
+    "settings in the shell profile but not in this shell: the tool fails, and a new shell is the fix",
+    async () => {
+      await using t = await rig({ claude: "send" });
+      t.write(
+        ".bashrc",
+        `# >>> sluice connect claude >>>\nexport ANTHROPIC_BASE_URL=${t.proxy}\n# <<< sluice connect claude <<<\n`,
+      );
+      t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+      const r = await t.doctor();
+      expect(r.code).toBe(1);
+      // The stand-in, like the real tool, goes to its default URL (which it refuses, being offline).
+      expect(r.stdout).toContain(
+        "✗ Claude Code (api key): the tool failed (exit 4: stand-in: refusing to reach https://api.anthropic.com",
+      );
+      expect(r.stdout).toContain(
+        "ANTHROPIC_BASE_URL: in the shell profile, not in this shell: open a new shell and run this again",
+      );
+    },
+    RUNS_TOOLS,
+  );
+
+  test(
+    "a tool that does not end is stopped at --timeout and reported",
+    async () => {
+      await using t = await rig({ claude: "hang" });
+      t.env.ANTHROPIC_BASE_URL = t.proxy;
+      const r = await t.doctor("--timeout", "1");
+      expect(r.code).toBe(1);
+      expect(r.stdout).toContain("✗ Claude Code: the tool failed (timed out after 1 s)");
+    },
+    RUNS_TOOLS,
+  );
 
   test("without a running sluice nothing is run, and it says how to start it", async () => {
     using dead = deadEndpoint();

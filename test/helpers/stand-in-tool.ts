@@ -7,8 +7,8 @@
  * A base URL off this machine is refused, so a test never reaches the internet.
  *
  * Run as `bun stand-in-tool.ts <claude|codex|gemini> <send|fail|hang> <the tool's own arguments…>`;
- * `installStandIn` writes the executable that does so. `fail` prints a line holding a credential
- * and exits 3 without sending; `hang` never ends.
+ * `installStandIn` writes the executable that does so. `fail` prints an error holding a credential
+ * and its stack, as Node tools do, and exits 3 without sending; `hang` never ends.
  *
  * @example
  * installStandIn(binDir, "claude", "send"); // binDir/claude now behaves like `claude -p`
@@ -179,6 +179,9 @@ async function main() {
   if (behaviour === "fail") {
     console.log("Loaded cached credentials.");
     console.error(`Error: API key not valid: ${FAKE.geminiKey}. Please pass a valid API key.`);
+    console.error(
+      "    at main (file:///stand-in/gemini.js:12:5)\n    at async run (file:///stand-in/gemini.js:40:3)",
+    );
     process.exit(3);
   }
   const o = tool === "claude" ? claude(prompt) : tool === "codex" ? await codex(prompt) : gemini(prompt);
