@@ -16,7 +16,7 @@ const PLACEHOLDER_TLD = new Set(["example", "test", "invalid", "localhost", "loc
  * role that are published to be written to (`security@`, `support@`, RFC 2142's `postmaster@`).
  */
 const NOT_A_PERSON_LOCAL =
-  /^(?:user|username|user\.name|someone|somebody|name|firstname\.lastname|first\.last|foo|bar|test|tester|email|e-mail|mail|me|you|sender|recipient|receiver|from|to|abuse|postmaster|hostmaster|webmaster|security|support|help|info|contact|hello|sales|billing|privacy|legal|press|noc|admin|root|nobody|opensource|conduct|opencode|feedback)$/i;
+  /^(?:user|username|user\.name|someone|somebody|name|firstname\.lastname|first\.last|foo|bar|test|tester|email|e-mail|mail|sender|recipient|receiver|from|to|abuse|postmaster|hostmaster|webmaster|security|support|help|info|contact|hello|sales|billing|privacy|legal|press|noc|admin|root|nobody|opensource|conduct|opencode|feedback)$/i;
 
 /** Domains of machine accounts (cloud service accounts, bots), not of a person. */
 const MACHINE_DOMAINS =

@@ -2,8 +2,9 @@
  * The `phone_number` validator: a candidate the rule's cheap pattern found (digits and separators
  * after a phone word) is a phone number when libphonenumber-js says it is valid in the numbering
  * plan of its country. Written with a leading `+` the country code says which plan; written as it
- * is dialled inside a country, it is tried against the national plans of the countries below. Numbering plans change every month and differ per country: they are the
- * library's data, never our own patterns.
+ * is dialled inside a country, it is tried against the national plans of the countries below.
+ * Numbering plans change every month and differ per country: they are the library's data, never our
+ * own patterns.
  *
  * The library and its "max" metadata (digit patterns per number type, not only lengths) are loaded
  * on the first candidate, so a scan or a proxy that never meets one never pays for them.
@@ -70,7 +71,7 @@ const FICTIONAL = [
   /^\+1[2-9]\d{2}55501\d{2}$/,
   /^\+44(?:11[3-8]4960|1214960|1314960|1414960|1514960|1614960|1914980|2079460|2890180|2920180|1632960|7700900|8081570|9098790|3069990)\d{3}$/,
   /^\+61(?:25550|37010|75550|87010)\d{4}$/,
-  /^\+614915[7-9]\d{4}$/,
+  /^\+6149157\d{4}$/,
 ];
 
 /** Dates (2024-01-15, 15.01.2024) and IPv4 addresses: digit shapes a phone word may stand near. */
