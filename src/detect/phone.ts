@@ -79,18 +79,14 @@ const NOT_A_NUMBER =
   /^(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{4}|\d{1,3}(?:\.\d{1,3}){3})$/;
 
 let lib: PhoneLib | null = null;
-let examples: Set<string> | null = null;
+/** The library's example number of each country, as its national significant number. */
+let examples: Record<string, string> | null = null;
 
 function phoneLib(): PhoneLib {
   if (lib === null) {
     // Loaded on the first candidate, synchronously: validators run inside the matcher's loop.
     lib = require("libphonenumber-js/max") as PhoneLib;
-    const ex = require("libphonenumber-js/examples.mobile.json") as Record<string, string>;
-    examples = new Set<string>();
-    for (const [country, national] of Object.entries(ex)) {
-      const p = lib.parsePhoneNumberFromString(national, country as CountryCode);
-      if (p) examples.add(p.number);
-    }
+    examples = require("libphonenumber-js/examples.mobile.json") as Record<string, string>;
   }
   return lib;
 }
@@ -114,11 +110,12 @@ export function parsePhone(value: string): PhoneNumber[] {
   return out;
 }
 
-/** True when an E.164 number is fictional, a published example or a placeholder run of digits. */
-export function isDocumentationNumber(e164: string, national: string): boolean {
-  if (FICTIONAL.some((re) => re.test(e164))) return true;
+/** True when a number is fictional, the library's example for its country or a placeholder run. */
+export function isDocumentationNumber(p: PhoneNumber): boolean {
+  const national = p.nationalNumber;
+  if (FICTIONAL.some((re) => re.test(p.number))) return true;
   phoneLib();
-  if (examples!.has(e164)) return true;
+  if (p.country !== undefined && examples![p.country] === national) return true;
   if (new Set(national).size <= 2) return true; // 555 555 5555, 000 000 0000
   return "01234567890123456789".includes(national) || "98765432109876543210".includes(national);
 }
@@ -132,5 +129,5 @@ export function phoneNumber(value: string): boolean {
   if (digits.length < 8 || digits.length > 15) return false;
   if (NOT_A_NUMBER.test(value)) return false;
   const readings = parsePhone(value);
-  return readings.length > 0 && !readings.some((p) => isDocumentationNumber(p.number, p.nationalNumber));
+  return readings.length > 0 && !readings.some(isDocumentationNumber);
 }
