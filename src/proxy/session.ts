@@ -237,9 +237,15 @@ export function openingText(json: unknown): string {
   let nodes = 0;
   let opened = false;
   for (const turn of turns) {
-    const role = turn && typeof turn === "object" ? (turn as { role?: unknown }).role : undefined;
+    const { role, type } = (turn && typeof turn === "object" ? turn : {}) as {
+      role?: unknown;
+      type?: unknown;
+    };
     if (typeof role === "string" && PREAMBLE_ROLES.has(role)) continue;
-    if (role !== undefined && role !== "user") {
+    // A user's message: role user, or none (Gemini may leave it out); not a model's reasoning,
+    // tool call or tool output (Responses items without a role).
+    const said = (role === undefined || role === "user") && (type === undefined || type === "message");
+    if (!said) {
       if (opened) break;
       continue;
     }

@@ -2,9 +2,11 @@
  * Separate runs of a tool are separate sessions, and the turns of one run are one, through the real
  * proxy with recorded request bodies: Gemini CLI signed in with an API key sends no session id (two
  * runs differ in their first prompt), Claude Code names its session in `metadata.user_id`. Each
- * session keeps the project and branch the tool named, with or without findings.
+ * session keeps the project and branch the tool named, with or without findings. What tells runs
+ * apart without a session id, the conversation's opening, is checked on each provider's shape.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { openingText } from "../../src/proxy/session.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import {
@@ -99,4 +101,47 @@ test("two turns of one Claude Code run are one session, with its project and bra
     working_directory: "/home/dev/projects/inventory-service",
     git_branch: "feature/stock-reservations",
   });
+});
+
+test("a conversation's opening is what its user said first, the same in every later turn of every shape", () => {
+  const user = (text: string) => ({
+    role: "user",
+    content: [{ type: "text", text, cache_control: { type: "ephemeral" } }],
+  });
+  // Anthropic Messages: the cache marker moves to the last turn; the opening stays.
+  const first = { system: "be brief", messages: [user("fix the build")] };
+  const later = {
+    system: "be brief",
+    messages: [
+      { role: "user", content: [{ type: "text", text: "fix the build" }] },
+      { role: "assistant", content: "done" },
+      user("now the tests"),
+    ],
+  };
+  expect(openingText(first)).toBe("fix the build");
+  expect(openingText(later)).toBe(openingText(first));
+  // OpenAI Responses: instructions first, then the user's messages; reasoning and tool calls end it.
+  const input = [
+    { type: "message", role: "developer", content: [{ type: "input_text", text: "rules" }] },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "<env/>" }] },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "list files" }] },
+  ];
+  const responsesLater = [
+    ...input,
+    { type: "reasoning", summary: [{ type: "summary_text", text: "thinking" }] },
+    { type: "function_call", name: "ls", arguments: "{}" },
+    { type: "function_call_output", output: "a b" },
+    { type: "message", role: "user", content: [{ type: "input_text", text: "thanks" }] },
+  ];
+  expect(openingText({ input })).toBe("<env/>\nlist files");
+  expect(openingText({ input: responsesLater })).toBe(openingText({ input }));
+  expect(openingText({ input: "just a string" })).toBe("just a string");
+  // Gemini: the routing call splits the first turn in two contents, the conversation not.
+  expect(openingText(geminiCliBody("route", "say hi"))).toBe(openingText(geminiCliBody("stream", "say hi")));
+  expect(openingText(geminiCliBody("stream", "say hi"))).not.toBe(
+    openingText(geminiCliBody("stream", "say bye")),
+  );
+  // Nothing said: nothing to tell runs apart by.
+  expect(openingText({ model: "m" })).toBe("");
+  expect(openingText(null)).toBe("");
 });
