@@ -2,6 +2,10 @@
  * A small parser for the JavaScript regex syntax used by rules, good enough for two analyses:
  * which literals every match must contain (the prefilter anchors) and whether a pattern nests
  * unbounded quantifiers (catastrophic backtracking). It never executes anything.
+ *
+ * Longer than most files: the parser and the analyses over its tree (lengths, expansions, the anchor
+ * literal, first and last characters, nested quantifiers, character counts) share the node type and
+ * one another's results; apart, each would need the tree's whole vocabulary anyway.
  */
 
 export type Node =

@@ -4,6 +4,11 @@
  * back what to do: forward the original bytes, forward a rewritten message, or drop it, plus replies
  * to send back to the sender (JSON-RPC errors for blocked requests). Messages sluice does not change
  * are forwarded as the bytes received.
+ *
+ * Longer than most files: one MCP session is one state (requests waiting for their answer, the tool
+ * list that session binding and drift compare against, what was withheld), and every kind of message
+ * reads or changes it; scanning and redaction come from the payload pipeline, the block message from
+ * `policy/notice.ts`, tool-definition checks from `poisoning.ts` and `drift.ts`.
  */
 import type { Config } from "../config/schema.ts";
 import type { RequestHook, Verdict } from "../core/hook.ts";

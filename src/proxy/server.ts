@@ -2,6 +2,13 @@
  * The proxy listener on `Bun.serve`: `/health`, `/metrics`, the `/ws?url=` tunnel, and
  * every other path provider-detected, scanned and forwarded. Knows nothing of the runtime: what it
  * needs comes in through `ProxyDeps`, read on every request so that reloads apply at once.
+ *
+ * Longer than most files, and `#proxy` longer than most functions: the HTTP path, the WebSocket
+ * tunnels and their bookkeeping (requests in flight, aborts, open sockets, the idle work, recording
+ * each request) share the listener's state, while every stage they call lives in its own file
+ * (decoding, charset, parsing, the scan, forwarding, error shapes). `#proxy` is one request's path
+ * in order (read, decode, parse, scan, block or forward, record); cut into steps, each would pass
+ * a dozen of its locals to the next.
  */
 import type { Server, ServerWebSocket } from "bun";
 import type { UpstreamTls } from "../config/load.ts";

@@ -3,6 +3,10 @@
  * starts the proxy and the dashboard, and owns the lifecycle: reload (SIGHUP or API) swaps the whole
  * configuration or keeps the old one, and shutdown drains in six steps (see `shutdown`).
  *
+ * Longer than most files: this is the one place where the parts meet, and each part of the
+ * lifecycle (start, reload, a mode switch, the six steps of shutdown) touches several of them in an
+ * order that matters; the parts themselves live in their folders.
+ *
  * @example
  * const rt = await startRuntime({ port: 0, dashboardPort: 0 });
  * // … later

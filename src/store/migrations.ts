@@ -3,6 +3,9 @@
  * applied version is kept in `PRAGMA user_version`. Append new migrations, never edit old ones.
  * A migration is SQL, or a function when it needs more than SQL (bun:sqlite has no user-defined
  * SQL functions, so rewriting values row by row is done in JavaScript).
+ *
+ * Longer than most files, and growing by design: a migration is never edited or removed once
+ * released, so the file is the schema's whole history, in order.
  */
 import type { Database } from "bun:sqlite";
 import { shownTarget } from "../core/request-url.ts";

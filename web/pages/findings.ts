@@ -1,6 +1,9 @@
 /**
  * Findings: every filter of `/api/v1/findings`, sorting, paging, a detail view, CSV/JSON export of
  * the current filter, and one-click allowlisting of a value pattern or disabling of the rule.
+ *
+ * Longer than most pages: the filters, sorting, paging, exports and the detail view share one
+ * state (the current query), which the detail's actions (allowlist, disable the rule) change too.
  */
 import { downloadUrl, get } from "../api.ts";
 import {

@@ -1,6 +1,10 @@
 /**
  * Rules: search (comma = OR), filters, inline enable/action/severity, bulk update, clone, delete,
  * custom rule creation with a live pattern test, and rule statistics.
+ *
+ * Longer than most pages (and `rulesPage` longer than most functions): the filters, the table's
+ * inline edits, the selection with its bulk bar and the statistics share the page's state (the
+ * current filter and page, the selected rules); the rule editor is its own module.
  */
 import { del, get, post, put } from "../api.ts";
 import { anyOf, dataTable, debounce, field, h, mount, num, pageButtons, select } from "../dom.ts";
