@@ -29,6 +29,9 @@ const COMMANDS: { cmd: string[]; flag: string; typo: string; exit: number }[] = 
   { cmd: ["version"], flag: "--help", typo: "--verbose", exit: 2 },
   { cmd: ["connect"], flag: "--apply", typo: "--aply", exit: 2 },
   { cmd: ["doctor"], flag: "--json", typo: "--jsn", exit: 2 },
+  { cmd: ["allowlist", "list"], flag: "--json", typo: "--jsno", exit: 2 },
+  { cmd: ["allowlist", "add"], flag: "--type", typo: "--tpye", exit: 2 },
+  { cmd: ["allowlist", "remove"], flag: "--dashboard", typo: "--dashbord", exit: 2 },
 ];
 
 const home = () => mkdtempSync(join(tmpdir(), "sluice-cli-"));
@@ -48,6 +51,18 @@ describe("every command refuses an unknown or misspelt flag", () => {
         expect(typo.stderr).toContain(`unknown flag ${c.typo} (did you mean ${c.flag}?)`);
       expect(typo.stderr.trim().split("\n")).toHaveLength(1);
     });
+  }
+});
+
+test("a missing argument is a usage error naming it (exit 2), before anything runs", async () => {
+  for (const [args, where, name] of [
+    [["connect"], "connect", "tool"],
+    [["allowlist", "add"], "allowlist add", "pattern"],
+    [["allowlist", "remove", "--dashboard", "http://127.0.0.1:9"], "allowlist remove", "id"],
+  ] as const) {
+    const r = await runSluice([...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(`sluice ${where}: missing <${name}>; see sluice ${where} --help\n`);
   }
 });
 
@@ -87,7 +102,7 @@ test("an optional-value flag followed by another flag does not swallow it (scan 
 });
 
 describe("help, piped", () => {
-  for (const c of [...COMMANDS.map((x) => x.cmd), [] as string[], ["rules"]]) {
+  for (const c of [...COMMANDS.map((x) => x.cmd), [] as string[], ["rules"], ["allowlist"]]) {
     test(`sluice ${c.join(" ")} --help`.trim(), async () => {
       const r = await runSluice([...c, "--help"], { env: { NO_COLOR: "" } });
       expect(r.code).toBe(0);
