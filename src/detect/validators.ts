@@ -339,7 +339,6 @@ export function excludePrivateIps(value: string): boolean {
 /** Credentials of documentation and tutorials, as `user:password` decoded from Basic auth. */
 const PLACEHOLDER_LOGINS =
   /^(?:[<{$%].*|[^:]*:[<{$%*].*|(?:user(?:name)?|login|foo|admin|test|me|name|id|client_?id):(?:pass(?:word)?|passwd|pwd|secret|bar|test|changeme|token|x+))$/i;
-/^(?:user(?:name)?|login|foo|admin|test|me|name|id|client_?id|[<{$%].*):(?:pass(?:word)?|passwd|pwd|secret|bar|test|changeme|[<{$%*].*|x+)$/i;
 
 /**
  * basic_auth: base64 of `user:password` (HTTP Basic, Docker `auth`), printable, with a password, and not
