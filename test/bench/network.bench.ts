@@ -15,6 +15,7 @@
  * Then, at 50 ms: HTTP/2 against keep-alive HTTP/1.1 from Bun's fetch to an upstream that offers both,
  * and what TLS session resumption saves on a new connection.
  */
+import { readFileSync } from "node:fs";
 import http2 from "node:http2";
 import https from "node:https";
 import { join } from "node:path";
@@ -28,7 +29,15 @@ const FIXTURE = join(import.meta.dir, "../fixtures/claude-code-request.json");
 /** A `response.create` frame as Codex 0.169 sent it over its WebSocket (about 70 KB). */
 const CODEX_FRAME = join(import.meta.dir, "../fixtures/logins/codex-chatgpt-ws-frame-turn.body.json");
 const TURNS = Number(process.env.SLUICE_BENCH_TURNS ?? 30);
-const RTTS = [50, 10];
+/** `SLUICE_BENCH_RTTS=50` measures one round-trip time only. */
+const RTTS = (process.env.SLUICE_BENCH_RTTS ?? "50,10").split(",").map(Number);
+/**
+ * `SLUICE_BENCH_BASELINE=<dir>`: also run the sluice of another checkout (its `src/cli.ts`, e.g. main
+ * unpacked by `git archive`), interleaved with this one in the same run.
+ */
+const BASELINE = process.env.SLUICE_BENCH_BASELINE;
+/** `SLUICE_BENCH_QUICK=1`: only the streamed turns, without the streams-closed variant and the protocol tables. */
+const QUICK = process.env.SLUICE_BENCH_QUICK === "1";
 /** Events in one streamed answer, and the upstream's pause between two of them (ms). */
 const EVENTS = 6;
 const EVENT_GAP_MS = 2;
@@ -212,12 +221,25 @@ interface Path {
   sluice?: SpawnedSluice;
 }
 
-async function spawnFor(link: SlowLink, config: Json): Promise<SpawnedSluice> {
+async function spawnFor(link: SlowLink, config: Json, checkout?: string): Promise<SpawnedSluice> {
   return spawnSluice([], {
     upstream: link.url,
     dashboard: false,
     config: { logging: { level: "error" }, ...config },
+    ...(checkout ? { command: [process.execPath, join(checkout, "src/cli.ts"), "serve"] } : {}),
   });
+}
+
+/** CPU time (user + system) a process has used so far, ms; null where /proc is not there. */
+function cpuMs(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    // utime and stime are fields 14 and 15 of the line, in clock ticks (100 per second on Linux).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return null;
+  }
 }
 
 function rows(label: string, direct: Sample[], via: Sample[], name: string): (string | number)[][] {
@@ -244,12 +266,13 @@ async function runAt(
   up: Upstream,
   base: Json,
   frame: Json,
-  variants: { name: string; config: Json }[],
+  variants: { name: string; config: Json; checkout?: string }[],
 ): Promise<BenchTable> {
   const ca = testTls().ca;
   await using link = await startSlowLink({ port: up.port, rttMs: rtt });
   const paths: Path[] = [{ name: "direct" }];
-  for (const v of variants) paths.push({ name: v.name, sluice: await spawnFor(link, v.config) });
+  for (const v of variants)
+    paths.push({ name: v.name, sluice: await spawnFor(link, v.config, v.checkout) });
   const tableRows: (string | number)[][] = [];
   const notes: string[] = [];
   try {
@@ -259,11 +282,18 @@ async function runAt(
     const first = new Map<string, Sample>();
     for (const p of paths) first.set(p.name, await httpTurn(baseOf(p), claudeTurn(base, 0), initOf(p)));
     const samples = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
+    const cpuBefore = new Map(paths.map((p) => [p.name, p.sluice ? cpuMs(p.sluice.proc.pid) : null]));
     for (let i = 1; i <= TURNS; i++)
       for (const p of paths)
         samples.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
     for (const p of paths.slice(1))
       tableRows.push(...rows("HTTP/SSE", samples.get("direct")!, samples.get(p.name)!, p.name));
+    const cpu = paths.slice(1).map((p) => {
+      const before = cpuBefore.get(p.name);
+      const after = cpuMs(p.sluice!.proc.pid);
+      return `${p.name} ${before === null || after === null ? "?" : ms((after - before) / TURNS)} ms`;
+    });
+    notes.push(`CPU time of the sluice process per HTTP/SSE turn (user + system): ${cpu.join(", ")}.`);
     notes.push(
       `First turn (opens the connections), TTFB: ${paths.map((p) => `${p.name} ${ms(first.get(p.name)!.ttfb)} ms`).join(", ")}.`,
     );
@@ -474,16 +504,17 @@ export async function run(): Promise<BenchTable[]> {
   const base = (await Bun.file(FIXTURE).json()) as Json;
   const frame = (await Bun.file(CODEX_FRAME).json()) as Json;
   const up = await startBenchUpstream();
-  const variants = [
-    { name: "sluice", config: {} },
-    { name: "sluice, streams closed", config: { proxy: { reuse_stream_connections: false } } },
-  ];
+  const variants: { name: string; config: Json; checkout?: string }[] = [{ name: "sluice", config: {} }];
+  if (BASELINE) variants.push({ name: "baseline", config: {}, checkout: BASELINE });
+  if (!QUICK)
+    variants.push({ name: "sluice, streams closed", config: { proxy: { reuse_stream_connections: false } } });
   const tables: BenchTable[] = [];
   try {
     for (const rtt of RTTS) tables.push(await runAt(rtt, up, base, frame, variants));
   } finally {
     await up.stop();
   }
+  if (QUICK) return tables;
   tables.push(await protocolTable(base));
   tables.push(await resumptionTable());
   return tables;
