@@ -26,6 +26,11 @@ export interface ScanRequest {
    */
   jsonSource?: string;
   /**
+   * The caller found that no object of the body holds a key twice (it parsed most of the body from
+   * the previous turn's, `src/proxy/turns.ts`), so the pipeline does not look again.
+   */
+  uniqueKeys?: boolean;
+  /**
    * Scan only the strings under these places of the JSON body (key paths from its root, such as
    * `["params", "arguments"]`); default the whole body. Paths of findings and edits stay from the root.
    */

@@ -126,7 +126,7 @@ export function bodyPayload(req: ScanRequest): Payload {
           })
         : redactText(raw(), edits),
     raw,
-    duplicateKey: () => (isJson() ? findDuplicateKey(source ?? raw()) : null),
+    duplicateKey: () => (req.uniqueKeys ? null : isJson() ? findDuplicateKey(source ?? raw()) : null),
   };
 }
 

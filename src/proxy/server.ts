@@ -50,6 +50,7 @@ import { watchCodexRouting } from "./routing-watch.ts";
 import { scanGuarded } from "./scan.ts";
 import { loginMode, sessionContext } from "./session.ts";
 import { LengthMismatch, StreamBlocked, type StreamScan, scanStreaming } from "./stream-scan.ts";
+import { TurnMemory } from "./turns.ts";
 import { bridge, clientClosed, connectUpstream, tunnelData, upgradeClient, type WsTunnel } from "./ws.ts";
 import { checkWsTarget } from "./ws-target.ts";
 
@@ -91,6 +92,16 @@ function parseJson(
   const first = body[0];
   if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
   return parseJsonSource(body);
+}
+
+/**
+ * Which conversation a request belongs to, before its body is read: the tool's session header and
+ * User-Agent on one provider path. Two conversations under one key only take turns at being
+ * remembered (`turns.ts` compares the bytes, so a wrong key costs a full parse, nothing else).
+ */
+function conversationKey(provider: Provider, pathname: string, headers: Headers): string {
+  const session = headers.get("x-claude-code-session-id") ?? headers.get("session-id") ?? "";
+  return `${provider}\u0000${pathname}\u0000${session}\u0000${headers.get("user-agent") ?? ""}`;
 }
 
 /** A WebSocket text frame parsed as JSON, or undefined. */
@@ -145,10 +156,18 @@ export class ProxyServer {
   server: Server<WsTunnel> | null = null;
   #seq = 0;
   #inflight = new Set<Promise<unknown>>();
-  /** A garbage collection between turns rather than inside the next one's scan. */
+  /** The last turn of each conversation, to parse the next one from (`turns.ts`). */
+  #turns = new TurnMemory();
+  /**
+   * Between turns rather than inside the next one: what the kept turns need before they can serve,
+   * and a garbage collection.
+   */
   #idle = new IdleWork(
     () => this.#inflight.size > 0,
-    () => Bun.gc(false),
+    () => {
+      this.#turns.settle();
+      Bun.gc(false);
+    },
   );
   #aborts = new Set<AbortController>();
   #sockets = new Set<ServerWebSocket<WsTunnel>>();
@@ -160,6 +179,11 @@ export class ProxyServer {
 
   get activeRequests(): number {
     return this.#inflight.size;
+  }
+
+  /** Request bodies parsed from their conversation's previous turn, and conversations kept for it. */
+  turnStats(): { reparsed: number; kept: number } {
+    return this.#turns.stats();
   }
 
   /** Listen on host:port (0 = any free port). */
@@ -483,11 +507,22 @@ export class ProxyServer {
     let json: unknown;
     let jsonSource: string | undefined;
     let session: SessionContext;
+    // A body as it came (no coding undone, no charset recoded) may be parsed from its conversation's
+    // previous turn.
+    const turnKey =
+      scanBytes === bytes && !unscanned ? conversationKey(provider, url.pathname, req.headers) : null;
+    let uniqueKeys = false;
     try {
-      const parsed =
-        scanBytes && !unscanned ? parseJson(scanBytes, req.headers.get("content-type")) : undefined;
+      const reparsed = turnKey && scanBytes ? this.#turns.reparse(turnKey, scanBytes) : null;
+      const parsed = reparsed
+        ? { json: reparsed.json, source: undefined }
+        : scanBytes && !unscanned
+          ? parseJson(scanBytes, req.headers.get("content-type"))
+          : undefined;
       json = parsed?.json;
       jsonSource = parsed?.source;
+      uniqueKeys = reparsed !== null;
+      if (turnKey && scanBytes && !reparsed) this.#turns.remember(turnKey, scanBytes, json);
       session = sessionContext({
         provider,
         pathname: url.pathname,
@@ -533,6 +568,7 @@ export class ProxyServer {
         body: scanBytes,
         json,
         jsonSource,
+        ...(uniqueKeys ? { uniqueKeys } : {}),
         session,
         transport: "http",
         id: requestId,

@@ -271,8 +271,7 @@ async function runAt(
   const ca = testTls().ca;
   await using link = await startSlowLink({ port: up.port, rttMs: rtt });
   const paths: Path[] = [{ name: "direct" }];
-  for (const v of variants)
-    paths.push({ name: v.name, sluice: await spawnFor(link, v.config, v.checkout) });
+  for (const v of variants) paths.push({ name: v.name, sluice: await spawnFor(link, v.config, v.checkout) });
   const tableRows: (string | number)[][] = [];
   const notes: string[] = [];
   try {
@@ -291,7 +290,7 @@ async function runAt(
     const cpu = paths.slice(1).map((p) => {
       const before = cpuBefore.get(p.name);
       const after = cpuMs(p.sluice!.proc.pid);
-      return `${p.name} ${before === null || after === null ? "?" : ms((after - before) / TURNS)} ms`;
+      return `${p.name} ${before == null || after === null ? "?" : ms((after - before) / TURNS)} ms`;
     });
     notes.push(`CPU time of the sluice process per HTTP/SSE turn (user + system): ${cpu.join(", ")}.`);
     notes.push(

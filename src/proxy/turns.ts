@@ -1,0 +1,278 @@
+/**
+ * The previous turn of each conversation, to parse the next one without reading all of it again.
+ *
+ * A coding tool sends the whole conversation every turn: the body of a turn is the previous turn's,
+ * byte for byte, with messages added (and a cache marker moved) near the end of its `messages`
+ * array. So the new body is compared with the previous one (native byte comparison), and only the
+ * elements of `messages` from the first one that differs up to the array's `]` are parsed; the rest
+ * of the parsed body is the previous turn's values. What the scan gets is the same value that
+ * `JSON.parse` of the whole body gives, and the body is known to hold no key twice:
+ *
+ * - the bytes before the cut are the previous body's, so they parse the same way and leave the
+ *   parser at the start of an element of `messages` (just after its `[` or a `,` between elements);
+ * - the bytes from the array's `]` to the end are the previous body's too, and its `]` ends them in
+ *   the same place; between the two, `[` + the new bytes + `]` must parse as a list of values (not
+ *   empty after a `,`), so the whole body parses as the previous one with those elements in place
+ *   of the old ones;
+ * - the previous body had no object with a key twice (checked before it is used), the new elements
+ *   are checked by themselves, and they are whole values inside the array, so they add no key to an
+ *   object outside them.
+ *
+ * Only the parse is reused, never a verdict: the scan reads every string of the body as usual, with
+ * the rules and settings in force. When anything does not hold (no previous turn, a difference
+ * outside `messages`, a cut that does not parse), the body is parsed whole, as without this.
+ * The previous bodies and their values stay in memory only, for a bounded number of conversations.
+ */
+import { findDuplicateKey } from "../payload/duplicate-keys.ts";
+
+/** Conversations whose last turn is kept; the least recently used is dropped first. */
+const MAX_TURNS = 16;
+/** Bytes of kept bodies in all. */
+const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_ARRAY = 0x5b;
+const CLOSE_ARRAY = 0x5d;
+const OPEN_OBJECT = 0x7b;
+const CLOSE_OBJECT = 0x7d;
+const MESSAGES = new TextEncoder().encode("messages");
+
+const keepBom = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
+
+/** Where the root object's `messages` array is in a body, by byte offset. */
+export interface Layout {
+  /** Just after its `[`. */
+  open: number;
+  /** The `,` between two of its elements. */
+  commas: number[];
+  /** Its `]`. */
+  close: number;
+  /** Its elements. */
+  count: number;
+}
+
+const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+
+function skipSpace(b: Uint8Array, i: number): number {
+  while (isSpace(b[i])) i++;
+  return i;
+}
+
+/** The index of the quote that ends the string whose opening quote is at `start`, or -1. */
+function stringEnd(b: Uint8Array, start: number): number {
+  let end = b.indexOf(QUOTE, start + 1);
+  for (;;) {
+    if (end < 0) return -1;
+    let slashes = 0;
+    while (b[end - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return end;
+    end = b.indexOf(QUOTE, end + 1);
+  }
+}
+
+/** Whether the key between the quotes at `start` and `end` is `messages` (escapes read as JSON reads them). */
+function isMessagesKey(b: Uint8Array, start: number, end: number): boolean {
+  const raw = b.subarray(start + 1, end);
+  if (raw.indexOf(BACKSLASH) < 0)
+    return raw.length === MESSAGES.length && raw.every((c, i) => c === MESSAGES[i]);
+  try {
+    return JSON.parse(keepBom.decode(b.subarray(start, end + 1))) === "messages";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The layout of a body that JSON.parse accepted: where its root object's `messages` array and the
+ * commas between its elements are. Null when the root is not an object or has no `messages` array.
+ */
+export function layoutOf(b: Uint8Array): Layout | null {
+  const first = skipSpace(b, 0);
+  if (b[first] !== OPEN_OBJECT) return null;
+  let depth = 0;
+  let open = -1;
+  const commas: number[] = [];
+  for (let i = first; i < b.length; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) {
+      const end = stringEnd(b, i);
+      if (end < 0) return null;
+      if (depth === 1 && open < 0) {
+        const after = skipSpace(b, end + 1);
+        if (b[after] === COLON && isMessagesKey(b, i, end)) {
+          const value = skipSpace(b, after + 1);
+          if (b[value] !== OPEN_ARRAY) return null;
+          open = value + 1;
+          depth = 2;
+          i = value;
+          continue;
+        }
+      }
+      i = end;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++;
+    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
+      if (open >= 0 && depth === 2) {
+        const empty = skipSpace(b, open) === i;
+        return { open, commas, close: i, count: empty ? 0 : commas.length + 1 };
+      }
+      depth--;
+    } else if (c === COMMA && open >= 0 && depth === 2) commas.push(i);
+  }
+  return null;
+}
+
+/** Length of the common prefix of `a` and `b` (native comparisons, halving). */
+function commonPrefix(a: Uint8Array, b: Uint8Array, max: number): number {
+  let lo = 0;
+  let hi = max;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    if (Buffer.compare(a.subarray(lo, mid), b.subarray(lo, mid)) === 0) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+/** Length of the common suffix of `a` and `b`, at most `max`. */
+function commonSuffix(a: Uint8Array, b: Uint8Array, max: number): number {
+  let lo = 0;
+  let hi = max;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >>> 1;
+    const ok =
+      Buffer.compare(a.subarray(a.length - mid, a.length - lo), b.subarray(b.length - mid, b.length - lo)) ===
+      0;
+    if (ok) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+type Json = Record<string, unknown> & { messages: unknown[] };
+
+interface Turn {
+  bytes: Uint8Array;
+  json: Json;
+  /** Null until worked out (after the turn was forwarded); false when the body does not qualify. */
+  layout: Layout | null | false;
+  /** Whether no object of the body holds a key twice; null until checked. */
+  uniqueKeys: boolean | null;
+}
+
+/** A body parsed from the previous turn of its conversation. */
+export interface Reparsed {
+  json: unknown;
+  /** Bytes of the body parsed here (the rest is the previous turn's). */
+  parsedBytes: number;
+}
+
+/**
+ * The last turn of each conversation (by a key the caller derives from the request), and the parse
+ * of the next one from it.
+ */
+export class TurnMemory {
+  readonly #turns = new Map<string, Turn>();
+  #bytes = 0;
+  /** Turns whose layout is still to be worked out. */
+  readonly #pending = new Set<Turn>();
+  #reparsed = 0;
+
+  /**
+   * `bytes` parsed from the previous turn under `key`, or null when that cannot be done (then the
+   * caller parses the whole body, and tells `remember`).
+   */
+  reparse(key: string, bytes: Uint8Array): Reparsed | null {
+    try {
+      return this.#reparse(key, bytes);
+    } catch {
+      // Whatever went wrong, the body is parsed whole.
+      this.#forget(key);
+      return null;
+    }
+  }
+
+  #reparse(key: string, bytes: Uint8Array): Reparsed | null {
+    const prev = this.#turns.get(key);
+    if (!prev) return null;
+    // Not yet worked out between the turns: now, which still costs less than parsing it all.
+    if (prev.layout === null) this.#settle(prev);
+    const { layout } = prev;
+    if (!layout || prev.uniqueKeys !== true) return null;
+    const old = prev.bytes;
+    if (layout.count !== prev.json.messages.length) return null;
+    const p = commonPrefix(old, bytes, Math.min(layout.close, bytes.length));
+    if (p < layout.open) return null; // a difference before the array's `[`
+    const s = commonSuffix(old, bytes, Math.min(old.length, bytes.length) - p);
+    if (old.length - s > layout.close) return null; // a difference after the array's `]`
+    // The last element boundary at or before the first difference: elements before it are kept.
+    let kept = 0;
+    let cut = layout.open;
+    for (let k = 0; k < layout.commas.length && layout.commas[k]! + 1 <= p; k++) {
+      kept = k + 1;
+      cut = layout.commas[k]! + 1;
+    }
+    const close = layout.close + bytes.length - old.length;
+    if (close < cut) return null;
+    const source = `[${keepBom.decode(bytes.subarray(cut, close))}]`;
+    let added: unknown;
+    try {
+      added = JSON.parse(source);
+    } catch {
+      return null;
+    }
+    if (!Array.isArray(added) || (kept > 0 && added.length === 0)) return null;
+    if (findDuplicateKey(source) !== null) return null;
+    const json = { ...prev.json, messages: prev.json.messages.slice(0, kept).concat(added) };
+    this.#keep(key, { bytes, json, layout: null, uniqueKeys: true });
+    this.#reparsed++;
+    return { json, parsedBytes: close - cut };
+  }
+
+  /** A body parsed whole: kept as the conversation's last turn when it can serve the next one. */
+  remember(key: string, bytes: Uint8Array, json: unknown): void {
+    if (json === null || typeof json !== "object" || !Array.isArray((json as Json).messages)) {
+      this.#forget(key);
+      return;
+    }
+    this.#keep(key, { bytes, json: json as Json, layout: null, uniqueKeys: null });
+  }
+
+  /** Work out what the kept turns need before they can serve (off the request path). */
+  settle(): void {
+    for (const t of this.#pending) this.#settle(t);
+  }
+
+  /** Bodies parsed from their previous turn, and conversations kept. */
+  stats(): { reparsed: number; kept: number } {
+    return { reparsed: this.#reparsed, kept: this.#turns.size };
+  }
+
+  #settle(t: Turn): void {
+    this.#pending.delete(t);
+    t.layout = layoutOf(t.bytes) ?? false;
+    if (t.layout && t.uniqueKeys === null) t.uniqueKeys = findDuplicateKey(keepBom.decode(t.bytes)) === null;
+  }
+
+  #keep(key: string, turn: Turn): void {
+    this.#forget(key);
+    if (turn.bytes.length > MAX_TOTAL_BYTES) return;
+    this.#turns.set(key, turn);
+    this.#pending.add(turn);
+    this.#bytes += turn.bytes.length;
+    for (const [k] of this.#turns) {
+      if (this.#turns.size <= MAX_TURNS && this.#bytes <= MAX_TOTAL_BYTES) break;
+      this.#forget(k);
+    }
+  }
+
+  #forget(key: string): void {
+    const t = this.#turns.get(key);
+    if (!t) return;
+    this.#turns.delete(key);
+    this.#pending.delete(t);
+    this.#bytes -= t.bytes.length;
+  }
+}

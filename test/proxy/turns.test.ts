@@ -1,0 +1,228 @@
+/**
+ * Parsing a turn from the previous one (src/proxy/turns.ts): whatever the next body is, a body
+ * parsed that way is the value JSON.parse gives for it, and holds no key twice; anything else is
+ * parsed whole. Property tests edit a conversation's bytes anywhere (inside the kept messages,
+ * before and after the array, across its brackets) and compare with JSON.parse.
+ */
+import { expect, test } from "bun:test";
+import fc from "fast-check";
+import { findDuplicateKey } from "../../src/payload/duplicate-keys.ts";
+import { layoutOf, TurnMemory } from "../../src/proxy/turns.ts";
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+function conversation(turns: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const messages: unknown[] = [{ role: "user", content: "Fix the failing test in src/clock.ts" }];
+  for (let i = 0; i < turns; i++)
+    messages.push(
+      { role: "assistant", content: [{ type: "text", text: `Step ${i} done.` }] },
+      {
+        role: "user",
+        content: [{ type: "text", text: `Now step ${i + 1}.`, cache_control: { type: "ephemeral" } }],
+      },
+    );
+  return {
+    model: "claude-sonnet-4-5",
+    messages,
+    system: [{ type: "text", text: "You are Claude Code. ".repeat(40) }],
+    tools: [{ name: "Bash", input_schema: { type: "object" } }],
+    stream: true,
+    ...extra,
+  };
+}
+
+/** A memory holding `first` as the previous turn of conversation "c". */
+function after(first: string): TurnMemory {
+  const m = new TurnMemory();
+  m.remember("c", enc.encode(first), JSON.parse(first));
+  return m;
+}
+
+/** `next` parsed after `first`: null (parsed whole) or exactly what JSON.parse gives. */
+function reparsed(first: string, next: string): unknown {
+  const r = after(first).reparse("c", enc.encode(next));
+  if (r === null) return null;
+  expect(r.json).toEqual(JSON.parse(next));
+  expect(findDuplicateKey(next)).toBeNull();
+  return r.json;
+}
+
+test("a conversation's turns are parsed from the previous one, each equal to JSON.parse of the whole", () => {
+  const m = new TurnMemory();
+  let first = true;
+  for (let t = 0; t < 8; t++) {
+    const body = JSON.stringify(conversation(t));
+    const r = m.reparse("c", enc.encode(body));
+    if (first) {
+      expect(r).toBeNull();
+      m.remember("c", enc.encode(body), JSON.parse(body));
+      first = false;
+    } else {
+      expect(r).not.toBeNull();
+      expect(r!.json).toEqual(JSON.parse(body));
+      // Only the last kept message onwards was parsed.
+      expect(r!.parsedBytes).toBeLessThan(body.length / 2);
+    }
+    if (t % 2) m.settle();
+  }
+  expect(m.stats().reparsed).toBe(7);
+});
+
+test("the layout names the root's messages array, not a nested one or a string", () => {
+  const body =
+    '{"a":{"messages":[1,2]},"s":"\\"messages\\":[9,9]","messages":[1,{"x":[2,3]}, "s,]"],"b":[4]}';
+  const l = layoutOf(enc.encode(body))!;
+  expect(body.slice(l.open - 1, l.close + 1)).toBe('[1,{"x":[2,3]}, "s,]"]');
+  expect(l.count).toBe(3);
+  expect(l.commas.map((c) => body[c])).toEqual([",", ","]);
+  expect(layoutOf(enc.encode('{"messages":[]}'))).toMatchObject({ count: 0, commas: [] });
+  expect(layoutOf(enc.encode('{"m\\u0065ssages":[1]}'))).toMatchObject({ count: 1 });
+  expect(layoutOf(enc.encode('[{"messages":[1]}]'))).toBeNull();
+  expect(layoutOf(enc.encode('{"messages":"text"}'))).toBeNull();
+});
+
+test("a change before the array, after it, or in a kept message is parsed whole or as JSON.parse reads it", () => {
+  const first = JSON.stringify(conversation(2));
+  const next = JSON.stringify(conversation(3));
+  // Before the array (the model), after it (the tools), inside the first message.
+  expect(reparsed(first, next.replace("claude-sonnet-4-5", "claude-opus-4-1"))).toBeNull();
+  expect(reparsed(first, next.replace('"Bash"', '"Read"'))).toBeNull();
+  expect(reparsed(first, next.replace("failing test", "failing tests"))).toEqual(
+    JSON.parse(next.replace("failing test", "failing tests")),
+  );
+});
+
+test("the new part cannot close the array and add a key outside it", () => {
+  const first = JSON.stringify(conversation(1));
+  const next = JSON.stringify(conversation(2));
+  const closeAt = next.lastIndexOf("]", next.indexOf('"system"'));
+  // `…],"messages":[…]` inside the new part: a second `messages` key of the root.
+  const twice = `${next.slice(0, closeAt)}],"messages":[{"role":"user","content":"hi"}${next.slice(closeAt)}`;
+  expect(() => JSON.parse(twice)).not.toThrow();
+  expect(findDuplicateKey(twice)).not.toBeNull();
+  expect(reparsed(first, twice)).toBeNull();
+  // A key twice inside a new message.
+  const dupInNew = next.replace('"text":"Now step 2."', '"text":"Now step 2.","text":"x"');
+  expect(reparsed(first, dupInNew)).toBeNull();
+});
+
+test("a previous turn that held a key twice is not used", () => {
+  const first = JSON.stringify(conversation(1)).replace('"stream":true', '"stream":true,"stream":false');
+  const next = JSON.stringify(conversation(2)).replace('"stream":true', '"stream":true,"stream":false');
+  expect(reparsed(first, next)).toBeNull();
+});
+
+test("another conversation's previous turn is not used", () => {
+  const m = after(JSON.stringify(conversation(1)));
+  expect(m.reparse("other", enc.encode(JSON.stringify(conversation(2))))).toBeNull();
+});
+
+/**
+ * A random edit of a body: bytes inserted, deleted or replaced, anywhere or (mostly) inside its
+ * `messages` array, often JSON punctuation.
+ */
+const edit = fc.oneof(
+  // Text typed inside a string, mostly (the body stays valid).
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      inMessages: fc.boolean(),
+      at: fc.noBias(fc.integer({ min: 0, max: 999_999 })).map((n) => n / 1_000_000),
+      remove: fc.constant(0),
+      insert: fc.stringMatching(/^[a-z ]{1,8}$/),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      inMessages: fc.boolean(),
+      at: fc.noBias(fc.integer({ min: 0, max: 999_999 })).map((n) => n / 1_000_000),
+      remove: fc.oneof(fc.constant(0), fc.nat({ max: 3 }), fc.nat({ max: 40 })),
+      insert: fc.oneof(
+        fc.string({ maxLength: 12 }),
+        fc.constantFrom(
+          ",",
+          "]",
+          "[",
+          "}",
+          "{",
+          '"',
+          "\\",
+          ":",
+          '],"messages":[',
+          '"},{"',
+          "\\u0022",
+          ",{}",
+          ",1",
+        ),
+      ),
+    }),
+  },
+);
+
+function applyEdits(body: string, edits: (typeof edit extends fc.Arbitrary<infer T> ? T : never)[]): string {
+  for (const e of edits) {
+    const from = e.inMessages ? body.indexOf('"messages"') : 0;
+    const to = e.inMessages ? body.indexOf('"system"') : body.length;
+    const at = from + Math.floor(e.at * (to - from));
+    body = body.slice(0, at) + e.insert + body.slice(at + e.remove);
+  }
+  return body;
+}
+
+test("property: any edit of the next turn gives either a whole parse or exactly JSON.parse's value", () => {
+  let used = 0;
+  let validCount = 0;
+  fc.assert(
+    fc.property(fc.nat({ max: 5 }), fc.array(edit, { minLength: 1, maxLength: 3 }), (turns, edits) => {
+      const first = JSON.stringify(conversation(turns));
+      const next = applyEdits(JSON.stringify(conversation(turns + 1)), edits);
+      let valid = true;
+      try {
+        JSON.parse(next);
+      } catch {
+        valid = false;
+      }
+      const r = after(first).reparse("c", enc.encode(next));
+      if (valid) validCount++;
+      if (!valid) expect(r).toBeNull();
+      else if (r !== null) {
+        used++;
+        expect(r.json).toEqual(JSON.parse(next));
+        expect(findDuplicateKey(next)).toBeNull();
+      }
+    }),
+    { numRuns: 3000 },
+  );
+  // Edits that keep the body valid are mostly inside strings of messages: read from the previous turn.
+  expect(used).toBeGreaterThan(validCount / 4);
+});
+
+test("property: an edit of a previous turn that parsed from its own previous one is read right too", () => {
+  fc.assert(
+    fc.property(fc.array(edit, { minLength: 1, maxLength: 2 }), (edits) => {
+      const m = new TurnMemory();
+      const bodies = [0, 1, 2].map((t) => JSON.stringify(conversation(t)));
+      m.remember("c", enc.encode(bodies[0]!), JSON.parse(bodies[0]!));
+      expect(m.reparse("c", enc.encode(bodies[1]!))).not.toBeNull();
+      const next = applyEdits(bodies[2]!, edits);
+      const r = m.reparse("c", enc.encode(next));
+      if (r !== null) {
+        expect(r.json).toEqual(JSON.parse(next));
+        expect(findDuplicateKey(next)).toBeNull();
+      }
+    }),
+    { numRuns: 1000 },
+  );
+});
+
+test("non-ASCII text and escapes in the new part read as JSON.parse reads them", () => {
+  const first = JSON.stringify(conversation(1));
+  const next = JSON.stringify(conversation(2)).replace(
+    "Now step 2.",
+    "Jetzt Schritt 2 – “fertig” \\u00e9 \ufeff ☃",
+  );
+  expect(reparsed(first, next)).not.toBeNull();
+  expect(dec.decode(enc.encode(next))).toBe(next);
+});

@@ -1,0 +1,177 @@
+/**
+ * Attack: the shortcut of parsing a turn from the previous one (src/proxy/turns.ts). A tool's next
+ * turn is mostly the previous body byte for byte, so sluice parses only what changed and keeps the
+ * rest of the parsed value. Each attack sends a first turn that passes, then a second that reuses
+ * it: a token written into a message of the kept history, a token cut across the last kept message
+ * and the first new one, a key twice in a new message, a new part that closes the array and adds a
+ * second `messages` key, rules changed between the turns, another session with the same history,
+ * and redaction of a token the history keeps. The stand-in upstream must never see the token, and
+ * the verdict is the one a whole parse gives.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
+import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+
+const GH = ["ghp_", "R2x0aGVyZVNlY3JldFRva2VuMDAwMDAwMDAw"].join("");
+const TICKET = "SLT-123456-ABCD";
+
+let up: Upstream;
+let s: InProcessSluice;
+let redacting: InProcessSluice;
+beforeAll(async () => {
+  up = await startUpstream();
+  up.on("POST", "/v1/messages", () => json({ id: "msg" }));
+  s = await startSluice({ upstream: up.url, dashboard: false });
+  redacting = await startSluice({
+    upstream: up.url,
+    dashboard: false,
+    config: { detectors: { secrets: { action: "redact" } } },
+  });
+});
+afterAll(async () => {
+  await s?.stop();
+  await redacting?.stop();
+  await up?.stop();
+});
+
+const reached = (needle: string) =>
+  up.requests.some((r) => new TextDecoder().decode(r.body).includes(needle));
+
+type Message = { role: string; content: unknown };
+/** A Claude Code-like body: the conversation, then a system prompt and tools that every turn resends. */
+function body(messages: Message[]): Record<string, unknown> {
+  return {
+    model: "claude-sonnet-4-5",
+    messages,
+    system: [{ type: "text", text: "You are Claude Code, a coding assistant. ".repeat(50) }],
+    tools: [{ name: "Bash", description: "Run a command. ".repeat(40), input_schema: { type: "object" } }],
+    max_tokens: 64,
+    stream: false,
+  };
+}
+const text = (role: string, t: string): Message => ({ role, content: [{ type: "text", text: t }] });
+const history = [
+  text("user", "Fix the failing test in src/clock.ts"),
+  text("assistant", "The expiry test uses the wall clock; I will inject one."),
+];
+
+async function send(via: InProcessSluice, session: string, payload: string): Promise<Response> {
+  return fetch(`${via.proxyUrl}/v1/messages`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "k", "x-claude-code-session-id": session },
+    body: payload,
+  });
+}
+
+/** Send two turns of one session; the second must have been parsed from the first. */
+async function twoTurns(via: InProcessSluice, session: string, first: string, second: string) {
+  const before = via.runtime.proxy.turnStats().reparsed;
+  const a = await send(via, session, first);
+  expect(a.status).toBe(200);
+  await a.arrayBuffer();
+  const b = await send(via, session, second);
+  return { res: b, reparsed: via.runtime.proxy.turnStats().reparsed - before };
+}
+
+describe("a second turn parsed from the first", () => {
+  test("a clean turn is parsed from the previous one and passes", async () => {
+    const first = JSON.stringify(body(history));
+    const second = JSON.stringify(body([...history, text("user", "Now run the tests.")]));
+    const { res, reparsed } = await twoTurns(s, "clean", first, second);
+    expect(res.status).toBe(200);
+    expect(reparsed).toBe(1);
+  });
+
+  test("a token written into a kept message of the history is found", async () => {
+    const first = JSON.stringify(body(history));
+    const edited = [text("user", `Fix the failing test in src/clock.ts with ${GH}`), history[1]!];
+    const second = JSON.stringify(body([...edited, text("user", "Now run the tests.")]));
+    const { res, reparsed } = await twoTurns(s, "edited-history", first, second);
+    expect(reparsed).toBe(1);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("messages[0].content[0].text");
+    expect(reached(GH)).toBe(false);
+  });
+
+  test("a token cut across the last kept message and the first new one is found", async () => {
+    const [a, b] = [GH.slice(0, 12), GH.slice(12)];
+    const kept = [...history, text("user", `remember this: ${a}`)];
+    const first = JSON.stringify(body(kept));
+    const second = JSON.stringify(body([...kept, text("user", `${b} is the rest`)]));
+    const { res, reparsed } = await twoTurns(s, "split", first, second);
+    expect(reparsed).toBe(1);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain(
+      "github_pat at messages[2].content[0].text + messages[3].content[0].text",
+    );
+    expect(reached(b)).toBe(false);
+  });
+
+  test("a key twice in a new message is ambiguous, as in a body parsed whole", async () => {
+    const first = JSON.stringify(body(history));
+    const second = JSON.stringify(body([...history, text("user", "hello")])).replace(
+      '"text":"hello"',
+      `"text":"${GH}","text":"hello"`,
+    );
+    const { res } = await twoTurns(s, "dup-new", first, second);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("twice");
+    expect(reached(GH)).toBe(false);
+  });
+
+  test("a new part that closes the array and adds a second messages key is ambiguous", async () => {
+    const first = JSON.stringify(body(history));
+    const whole = JSON.stringify(body([...history, text("user", "hello")]));
+    const close = whole.indexOf('],"system"');
+    const second = `${whole.slice(0, close)}],"messages":[{"role":"user","content":"${GH}"}${whole.slice(close)}`;
+    expect(() => JSON.parse(second)).not.toThrow();
+    const { res, reparsed } = await twoTurns(s, "dup-root", first, second);
+    expect(reparsed).toBe(0);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("twice");
+    expect(reached(GH)).toBe(false);
+  });
+
+  test("rules changed between two turns apply to the kept history", async () => {
+    await using fresh = await startSluice({ upstream: up.url, dashboard: false });
+    const kept = [...history, text("user", `see ticket ${TICKET} please`)];
+    const first = await send(fresh, "rules", JSON.stringify(body(kept)));
+    expect(first.status).toBe(200);
+    const reload = await fresh.runtime.reload(
+      {
+        custom_rules: [
+          { name: "test-ticket", pattern: "SLT-[0-9]{6}-[A-Z]{4}", severity: "high", action: "block" },
+        ],
+      },
+      "api",
+    );
+    expect(reload.ok).toBe(true);
+    const before = fresh.runtime.proxy.turnStats().reparsed;
+    const second = await send(fresh, "rules", JSON.stringify(body([...kept, text("user", "and then?")])));
+    expect(fresh.runtime.proxy.turnStats().reparsed - before).toBe(1);
+    expect(second.status).toBe(400);
+    expect(await second.text()).toContain("test-ticket");
+  });
+
+  test("another session with the same history gets its own verdict", async () => {
+    const first = JSON.stringify(body(history));
+    await send(s, "one", first).then((r) => r.arrayBuffer());
+    const other = JSON.stringify(body([text("user", `Fix it with ${GH}`), history[1]!]));
+    const res = await send(s, "two", other);
+    expect(res.status).toBe(400);
+    expect(reached(GH)).toBe(false);
+  });
+
+  test("a token the history keeps is redacted again in every turn", async () => {
+    const kept = [text("user", `deploy with ${GH}`), history[1]!];
+    const first = JSON.stringify(body(kept));
+    const second = JSON.stringify(body([...kept, text("user", "did it work?")]));
+    const { res, reparsed } = await twoTurns(redacting, "redact", first, second);
+    expect(reparsed).toBe(1);
+    expect(res.status).toBe(200);
+    expect(reached(GH)).toBe(false);
+    const last = new TextDecoder().decode(up.requests.at(-1)!.body);
+    expect(JSON.parse(last).messages).toHaveLength(3);
+    expect(last).toContain("did it work?");
+  });
+});
