@@ -649,6 +649,10 @@ function makeKernel(retire: () => void): CharKernel {
   const memory = instance.exports.memory as WebAssembly.Memory;
   let u8 = new Uint8Array(memory.buffer);
   let words = new Int32Array(memory.buffer);
+  // The memory's size and the view texts are encoded into, kept until the memory grows: reading
+  // them from the memory costs more than a small text's loop.
+  let size = memory.buffer.byteLength;
+  let textArea = u8.subarray(TEXT, size - 16);
   const runMask = new Int8Array(256);
   for (const c of B64) runMask[c.charCodeAt(0)] = -1;
   u8.set(new Uint8Array(runMask.buffer), RUN_MASK);
@@ -755,10 +759,12 @@ function makeKernel(retire: () => void): CharKernel {
   /** Room for `bytes` bytes of text (and its 0 byte) at TEXT. */
   function room(bytes: number): void {
     const need = TEXT + bytes + 16;
-    if (need <= memory.buffer.byteLength) return;
-    memory.grow(Math.ceil((need - memory.buffer.byteLength) / 65536));
+    if (need <= size) return;
+    memory.grow(Math.ceil((need - size) / 65536));
     u8 = new Uint8Array(memory.buffer);
     words = new Int32Array(memory.buffer);
+    size = memory.buffer.byteLength;
+    textArea = u8.subarray(TEXT, size - 16);
   }
 
   return {
@@ -768,7 +774,7 @@ function makeKernel(retire: () => void): CharKernel {
       try {
         return scan(text, rmin, runs);
       } finally {
-        if (memory.buffer.byteLength > TEXT + KEEP_TEXT) retire();
+        if (size > TEXT + KEEP_TEXT) retire();
       }
     },
   };
@@ -781,10 +787,10 @@ function makeKernel(retire: () => void): CharKernel {
       // Most texts are ASCII, one byte a character: try in the room there is, and make room for
       // the worst case (three bytes a code unit) only when it did not fit.
       room(n);
-      let { read, written } = encoder.encodeInto(text, u8.subarray(TEXT, memory.buffer.byteLength - 16));
+      let { read, written } = encoder.encodeInto(text, textArea);
       if (read < n) {
         room(n * 3);
-        ({ read, written } = encoder.encodeInto(text, u8.subarray(TEXT, memory.buffer.byteLength - 16)));
+        ({ read, written } = encoder.encodeInto(text, textArea));
         if (read < n) throw new Error("kernel: the text did not fit");
       }
       // A 0 byte after the text: the last trigrams are checked with it, as charPass does.

@@ -200,14 +200,42 @@ export function scanPlain(
   runMin = 0,
   runs: number[] = [],
 ) {
+  const n = matcher.rules.length;
+  // The per-rule state is reused from scan to scan: a request scans several small texts, and two
+  // fresh arrays of an entry per rule cost more than clearing them. A scan that would start while
+  // another runs (none does today) gets arrays of its own.
+  const reuse = !scratchBusy;
+  if (reuse && scratchLastEnd.length < n) {
+    scratchLastEnd = new Int32Array(n);
+    scratchCounts = new Int32Array(n);
+  } else if (reuse) {
+    scratchLastEnd.fill(0, 0, n);
+    scratchCounts.fill(0, 0, n);
+  }
   const st: ScanState = {
     matcher,
     text,
     out: [],
-    lastEnd: new Int32Array(matcher.rules.length),
-    counts: new Int32Array(matcher.rules.length),
+    lastEnd: reuse ? scratchLastEnd : new Int32Array(n),
+    counts: reuse ? scratchCounts : new Int32Array(n),
     bounds: bounds && bounds.length >= 2 ? bounds : null,
   };
+  scratchBusy = true;
+  try {
+    scanAll(st, runMin, runs);
+  } finally {
+    if (reuse) scratchBusy = false;
+  }
+  return st.out;
+}
+
+/** The per-rule state of scanPlain (indexed by rule, longer than a matcher's rules is fine). */
+let scratchLastEnd = new Int32Array(0);
+let scratchCounts = new Int32Array(0);
+let scratchBusy = false;
+
+export function scanAll(st: ScanState, runMin: number, runs: number[]): void {
+  const { matcher, text } = st;
   mainLoop(st, runMin, runs);
   for (const [ch, uses] of matcher.single) {
     let p = text.indexOf(ch);
@@ -233,5 +261,4 @@ export function scanPlain(
         if (st.counts[ri]! >= MAX_MATCHES_PER_RULE) break;
       }
   }
-  return st.out;
 }

@@ -18,7 +18,7 @@ import { noFTL } from "bun:jsc";
 import type { RuleDef } from "../core/types.ts";
 import type { PatternAnalysis } from "./analysis.ts";
 import { findEncoded, MIN_RUN, runPairs } from "./decode.ts";
-import { followOk, litAt, mainLoop, scanPlain } from "./loop.ts";
+import { followOk, litAt, mainLoop, scanAll, scanPlain } from "./loop.ts";
 import { accept, record, runAt, runBefore, runWindow } from "./windows.ts";
 
 export { MAX_MATCHES_PER_RULE } from "./windows.ts";
@@ -203,6 +203,7 @@ export function skipTopJitTier(): void {
   for (const f of [
     mainLoop,
     scanPlain,
+    scanAll,
     scanDepth,
     runAt,
     runWindow,
