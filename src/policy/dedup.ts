@@ -9,6 +9,7 @@
  * untouched for `conversation_ttl_minutes` starts over. Everything is in memory only.
  */
 import type { RawMatch } from "../detect/matcher.ts";
+import { RecentMap } from "./recent.ts";
 
 export interface DedupLimits {
   conversation_ttl_minutes: number;
@@ -32,7 +33,7 @@ export function fingerprint(text: string): bigint | number {
 }
 
 export class SegmentCache {
-  #sessions = new Map<string, Conversation>();
+  #sessions = new RecentMap<string, Conversation>();
   #epoch = "";
 
   /** Forget everything when the rules or scanning settings change (`epoch` differs). */
@@ -47,24 +48,16 @@ export class SegmentCache {
   session(id: string, limits: DedupLimits, now = Date.now()): Conversation {
     let conv = this.#sessions.get(id);
     const ttl = limits.conversation_ttl_minutes * 60_000;
-    if (conv && now - conv.lastUsed > ttl) {
-      this.#sessions.delete(id);
-      conv = undefined;
-    }
-    if (conv)
-      this.#sessions.delete(id); // re-insert: Map order is least recently used first
-    else conv = { lastUsed: now, segments: new Map() };
+    if (conv && now - conv.lastUsed > ttl) conv = undefined;
+    conv ??= { lastUsed: now, segments: new Map() };
     conv.lastUsed = now;
-    this.#sessions.set(id, conv);
+    this.#sessions.set(id, conv); // now the most recently used
     // Expire from the old end, then enforce the count.
-    for (const [key, c] of this.#sessions) {
-      if (now - c.lastUsed <= ttl) break;
-      this.#sessions.delete(key);
+    for (let key = this.#sessions.oldestKey(); key !== undefined; key = this.#sessions.oldestKey()) {
+      if (now - this.#sessions.get(key)!.lastUsed <= ttl) break;
+      this.#sessions.deleteOldest();
     }
-    while (this.#sessions.size > limits.max_conversations) {
-      const oldest = this.#sessions.keys().next().value as string;
-      this.#sessions.delete(oldest);
-    }
+    while (this.#sessions.size > limits.max_conversations) this.#sessions.deleteOldest();
     return conv;
   }
 

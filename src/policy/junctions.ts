@@ -17,6 +17,7 @@
 import { DECODED_SUFFIX, type SegmentTexts } from "../payload/extract.ts";
 import type { CachedMatch } from "./dedup.ts";
 import { copyString } from "./mask.ts";
+import { RecentMap } from "./recent.ts";
 
 /** Token characters taken from each side of a split junction. */
 const REACH = 128;
@@ -188,7 +189,7 @@ export function junctionMatches(
 
 /** The last text of each session's previous payload, kept in memory only, for so many sessions. */
 export class SessionTails {
-  readonly #tails = new Map<string, string>();
+  readonly #tails = new RecentMap<string, string>();
 
   get(scope: string | null): string | null {
     return scope === null ? null : (this.#tails.get(scope) ?? null);
@@ -196,10 +197,12 @@ export class SessionTails {
 
   set(scope: string | null, tail: string | null): void {
     if (scope === null) return;
-    this.#tails.delete(scope);
-    if (tail === null) return;
+    if (tail === null) {
+      this.#tails.delete(scope);
+      return;
+    }
     this.#tails.set(scope, tail);
-    if (this.#tails.size > MAX_SESSIONS) this.#tails.delete(this.#tails.keys().next().value!);
+    if (this.#tails.size > MAX_SESSIONS) this.#tails.deleteOldest();
   }
 }
 
