@@ -74,8 +74,20 @@ export function contentHash(value: string, key: Uint8Array | null): string {
 
 /** HMAC-SHA-256 hex of a value with the installation key (the same bytes as node:crypto's createHmac). */
 export function valueHash(value: string, key: Uint8Array): string {
-  return new Bun.CryptoHasher("sha256", key).update(value).digest("hex");
+  return keyedHasher(key).copy().update(value).digest("hex");
 }
+
+/**
+ * An HMAC hasher that has taken in `key` and nothing else, made once per key: a copy of it costs
+ * less than setting up the key again, and every finding is hashed twice. The installation key is
+ * never changed in place (a new key is a new array).
+ */
+function keyedHasher(key: Uint8Array): Bun.CryptoHasher {
+  let h = KEYED.get(key);
+  if (!h) KEYED.set(key, (h = new Bun.CryptoHasher("sha256", key)));
+  return h;
+}
+const KEYED = new WeakMap<Uint8Array, Bun.CryptoHasher>();
 
 /** A plain hex digest keyed with the installation key: `contentHash(v, key) === keyDigest(sha256(v), key)`. */
 export function keyDigest(digest: string, key: Uint8Array): string {
