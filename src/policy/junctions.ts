@@ -212,22 +212,32 @@ const JOIN = " + ";
 const PREVIOUS = "(previous payload)";
 
 /**
- * The segments of a payload followed by its junctions, with the matches of both: `matched` are the
- * segments' matches, `scan` matches the junction texts (in the session's memory as well). The
- * session's tail moves on to this payload's last text.
+ * The junctions of a payload's segments (`lastCached`: the last segment answered from the session's
+ * memory), and the session's tail moved on to this payload's last text.
+ */
+export function nextJunctions(
+  segments: SegmentTexts,
+  lastCached: number,
+  tails: SessionTails,
+  scope: string | null,
+): Junctions {
+  const junctions = findJunctions(segments.texts, tails.get(scope), lastCached);
+  tails.set(scope, lastText(segments.texts));
+  return junctions;
+}
+
+/**
+ * The segments of a payload followed by its junctions, with the matches of both: `per` holds the
+ * segments' matches, then those of the junction texts, of which only those that count are kept.
  */
 export function withJunctions(
   segments: SegmentTexts,
-  matched: { per: CachedMatch[][]; lastCached: number },
-  tails: SessionTails,
-  scope: string | null,
-  scan: (texts: string[]) => CachedMatch[][],
+  junctions: Junctions,
+  per: CachedMatch[][],
 ): { segments: SegmentTexts; per: CachedMatch[][] } {
-  const { texts, joins } = findJunctions(segments.texts, tails.get(scope), matched.lastCached);
-  tails.set(scope, lastText(segments.texts));
-  if (texts.length === 0) return { segments, per: matched.per };
+  const { texts, joins } = junctions;
+  if (texts.length === 0) return { segments, per };
   const n = segments.texts.length;
-  const per = matched.per.concat(scan(texts));
   let seen: Set<string> | null = null;
   for (let k = 0; k < joins.length; k++) {
     const found = per[n + k]!;

@@ -29,7 +29,7 @@ export interface MatchStats {
 }
 
 export interface SegmentMatches {
-  /** The matches of `texts[i]`, offsets into it. */
+  /** The matches of `texts[i]` (then of the texts `more` added), offsets into it. */
   per: CachedMatch[][];
   /**
    * Some segment's scan hit the matcher's per-rule match cap: its list is incomplete (and it was
@@ -77,36 +77,56 @@ export class SegmentMatcher {
 
   /**
    * The matches of every text. `scope` names the memory to use (a session on one transport), or
-   * null to scan every text afresh and remember nothing.
+   * null to scan every text afresh and remember nothing. `more`, given which of `texts` was the
+   * last answered from memory, adds texts made from them (the junctions of neighbouring texts):
+   * they are scanned in the same batch, and their matches follow those of `texts` in `per`.
    */
-  match(texts: string[], rules: CompiledRules, scope: string | null, limits: DedupLimits): SegmentMatches {
-    const per: CachedMatch[][] = new Array(texts.length);
+  match(
+    own: string[],
+    rules: CompiledRules,
+    scope: string | null,
+    limits: DedupLimits,
+    more?: (lastCached: number) => string[],
+  ): SegmentMatches {
+    let texts = own;
     const capped = new Set<number>();
     let conv: ReturnType<SegmentCache["session"]> | null = null;
     if (scope) {
       this.#cache.setEpoch(rules.epoch);
       conv = this.#cache.session(scope, limits);
     }
-    const fps: (bigint | number | null)[] = new Array(texts.length).fill(null);
+    const per: CachedMatch[][] = [];
+    const fps: (bigint | number | null)[] = [];
     const todo: number[] = [];
     let lastCached = -1;
-    for (let i = 0; i < texts.length; i++) {
-      const t = texts[i]!;
-      if (conv && t.length >= MIN_CACHED) {
-        const fp = fingerprint(t);
-        const hit = conv.segments.get(fp);
-        if (hit) {
-          per[i] = hit;
-          lastCached = i;
-          this.#counters.segments_cached++;
-          continue;
+    const lookUp = (from: number) => {
+      for (let i = from; i < texts.length; i++) {
+        const t = texts[i]!;
+        fps.push(null);
+        per.push(NO_MATCHES);
+        if (conv && t.length >= MIN_CACHED) {
+          const fp = fingerprint(t);
+          const hit = conv.segments.get(fp);
+          if (hit) {
+            per[i] = hit;
+            if (from === 0) lastCached = i;
+            this.#counters.segments_cached++;
+            continue;
+          }
+          fps[i] = fp;
         }
-        fps[i] = fp;
+        todo.push(i);
       }
-      todo.push(i);
+    };
+    lookUp(0);
+    if (more) {
+      const extra = more(lastCached);
+      if (extra.length > 0) {
+        texts = own.concat(extra);
+        lookUp(own.length);
+      }
     }
     for (const i of todo) {
-      per[i] = NO_MATCHES;
       this.#counters.segments_scanned++;
       this.#counters.chars_scanned += texts[i]!.length;
     }

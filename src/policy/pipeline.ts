@@ -22,7 +22,7 @@ import { parseJsonSource } from "../payload/json-source.ts";
 import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
-import { placeable, SessionTails, withJunctions } from "./junctions.ts";
+import { type Junctions, nextJunctions, placeable, SessionTails, withJunctions } from "./junctions.ts";
 import { type MatchStats, SegmentMatcher } from "./match.ts";
 import { ambiguousJsonFinding, rawScanFinding, scanErrorFinding } from "./system-finding.ts";
 
@@ -183,13 +183,14 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     }
     const rules = compiler.for(cfg);
     const own = p.segments();
-    const matched = matcher.match(own.texts, rules, p.scope, cfg.dedup);
-    let capped = matched.capped;
-    const { segments, per } = withJunctions(own, matched, tails, p.scope, (texts) => {
-      const m = matcher.match(texts, rules, p.scope, cfg.dedup);
-      capped ||= m.capped;
-      return m.per;
+    // The junctions of neighbouring segments are scanned in the same batch as the segments.
+    let junctions: Junctions = { texts: [], joins: [] };
+    const matched = matcher.match(own.texts, rules, p.scope, cfg.dedup, (lastCached) => {
+      junctions = nextJunctions(own, lastCached, tails, p.scope);
+      return junctions.texts;
     });
+    const capped = matched.capped;
+    const { segments, per } = withJunctions(own, junctions, matched.per);
     const d = decide(segments, per, rules.matcher, cfg, opts.hmacKey);
     const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };
     if (out.action !== "redact" || !p.redact) return out;
