@@ -1,7 +1,7 @@
 /**
  * The layering ARCHITECTURE.md states, checked on the sources: `src/core/` imports nothing of ours
- * outside it; `src/detect/` imports only `src/core/types.ts` and the embedded rule data besides
- * itself; `src/agent/` (a separate binary) imports no part of the scanner.
+ * outside it; `src/detect/` imports only sluice's vocabulary (`src/core/types.ts`), the rule
+ * declaration (`src/core/rule.ts`, `src/core/schema.ts`) and the embedded rule data besides itself; `src/agent/` (a separate binary) imports no part of the scanner.
  */
 import { expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -33,9 +33,9 @@ test("src/core imports nothing of ours outside it", () => {
   expect(imports("src/core").filter(([, t]) => !t.startsWith("src/core/"))).toEqual([]);
 });
 
-test("src/detect imports only itself, src/core/types.ts and the embedded rules", () => {
-  const allowed = (t: string) =>
-    t.startsWith("src/detect/") || t === "src/core/types.ts" || t === "rules/index.ts";
+test("src/detect imports only itself, the vocabulary, the rule declaration and the embedded rules", () => {
+  const core = ["src/core/types.ts", "src/core/rule.ts", "src/core/schema.ts"];
+  const allowed = (t: string) => t.startsWith("src/detect/") || core.includes(t) || t === "rules/index.ts";
   expect(imports("src/detect").filter(([, t]) => !allowed(t))).toEqual([]);
 });
 

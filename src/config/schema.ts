@@ -3,16 +3,8 @@
  * The file loader, `PUT /api/v1/config` and `sluice rules validate` all check against it.
  */
 import { z } from "zod";
-import {
-  DETECTORS,
-  RULE_ACTIONS,
-  RULE_DESCRIPTION_MAX,
-  RULE_NAME,
-  RULE_NAME_RULE,
-  RULE_PATTERN_MAX,
-  SEVERITIES,
-  VALIDATORS,
-} from "../core/types.ts";
+import { CUSTOM_RULE_FIELDS, type RuleFields, readRuleFields } from "../core/rule.ts";
+import { RULE_ACTIONS, SEVERITIES } from "../core/types.ts";
 import { channelSchema } from "../notify/channel-schema.ts";
 
 const int = (min: number, max: number, def: number) => z.number().int().min(min).max(max).default(def);
@@ -39,18 +31,18 @@ const detector = z
   })
   .prefault({});
 
-export const customRuleSchema = z.object({
-  name: z.string().regex(RULE_NAME, RULE_NAME_RULE),
-  pattern: z.string().min(1).max(RULE_PATTERN_MAX),
-  severity: severitySchema.default("high"),
-  action: ruleActionSchema.default(""),
-  detector: z.enum(DETECTORS).default("custom"),
-  description: z.string().max(RULE_DESCRIPTION_MAX).default(""),
-  tags: z.array(z.string()).default([]),
-  validator: z.enum(VALIDATORS).optional(),
-  keywords: z.array(z.string()).optional(),
+type CustomFields = Pick<RuleFields, (typeof CUSTOM_RULE_FIELDS)[number]>;
+/** A `custom_rules` entry (`validator` and `keywords` may be left out when it is built in code). */
+export type CustomRuleConfig = Omit<CustomFields, "validator" | "keywords"> &
+  Partial<Pick<CustomFields, "validator" | "keywords">>;
+
+/** A `custom_rules` entry: the rule fields it may have, read as every rule is read (core/rule.ts). */
+export const customRuleSchema = z.record(z.string(), z.unknown()).transform((raw, ctx): CustomRuleConfig => {
+  const rule = readRuleFields(raw, CUSTOM_RULE_FIELDS, (field, problem) =>
+    ctx.addIssue({ code: "custom", path: field ? [field] : [], message: problem, input: raw }),
+  );
+  return rule ?? z.NEVER;
 });
-export type CustomRuleConfig = z.infer<typeof customRuleSchema>;
 
 export { customRuleDef } from "./custom-rule.ts";
 

@@ -1,6 +1,8 @@
 /**
- * Shared vocabulary of sluice. Every layer imports these; this file imports nothing.
+ * Shared vocabulary of sluice. Every layer imports these; this file imports nothing but the type of
+ * a rule's fields (rule.ts).
  */
+import type { RuleFields } from "./rule.ts";
 
 export const SEVERITIES = ["critical", "high", "warning", "info"] as const;
 export type Severity = (typeof SEVERITIES)[number];
@@ -182,6 +184,9 @@ export interface Finding {
 
 export const RULE_TIERS = ["community", "pro", "custom"] as const;
 export type RuleTier = (typeof RULE_TIERS)[number];
+/** Where a rule comes from: rules/ (`builtin`), YAML `custom_rules`, the dashboard API, `sluice rules import`. */
+export const RULE_SOURCES = ["builtin", "config", "dashboard", "import"] as const;
+export type RuleSource = (typeof RULE_SOURCES)[number];
 
 /** A rule's name: what every place that takes one (rule files, custom_rules, the API) accepts. */
 export const RULE_NAME = /^[a-z0-9][a-z0-9_.-]{0,99}$/;
@@ -189,36 +194,29 @@ export const RULE_NAME_RULE = "lowercase letters, digits, '_', '.', '-' (1 to 10
 /** The longest pattern and description a rule may have. */
 export const RULE_PATTERN_MAX = 4096;
 export const RULE_DESCRIPTION_MAX = 1000;
-
-/** A detection rule as data (rules/*.yaml, the rule store, custom_rules, the API). */
-export interface RuleDef {
-  name: string;
-  pattern: string;
+/** What a rule's detector, severity and action are when it leaves them out (rule.ts declares them so). */
+export const RULE_DEFAULTS = { detector: "custom", severity: "high", action: "" } as const satisfies {
   detector: DetectorName;
   severity: Severity;
-  /**
-   * The rule's action; "" means: use the detector's action, else the pipeline default_action. On a
-   * built-in rule it is the shipped default unless `action_by_user` says the user set it.
-   */
   action: RuleAction;
-  /**
-   * Set when the user chose `action` (the dashboard API, a rules import) on a built-in rule: it then
-   * beats `detectors.<name>.action`. The action of any other rule (custom_rules, dashboard, import)
-   * is the user's by definition.
-   */
-  action_by_user?: boolean;
-  enabled: boolean;
-  tier: RuleTier;
-  /** "builtin" (rules/), "config" (YAML custom_rules), "dashboard" (API), "import" (`sluice rules import`). */
-  source: "builtin" | "config" | "dashboard" | "import";
-  description: string;
-  tags: string[];
-  validator?: ValidatorName | null;
-  /** The match only counts when one of these appears near it (case-insensitive). */
-  keywords?: string[] | null;
-  /** Minimum Shannon entropy (bits per character) of the matched value. */
-  entropy?: number | null;
-  examples?: string[];
-  negative_examples?: string[];
-  hit_count?: number;
-}
+};
+
+/** The fields a rule may leave out when it is built in code (they are null or empty then). */
+type OptionalRuleField = "validator" | "keywords" | "entropy" | "examples" | "negative_examples";
+
+/**
+ * A detection rule as data (rules/*.yaml, the rule store, custom_rules, the API): the fields declared
+ * in rule.ts, where it came from, and on a built-in rule whether the user set its action.
+ */
+export type RuleDef = Omit<RuleFields, OptionalRuleField> &
+  Partial<Pick<RuleFields, OptionalRuleField>> & {
+    /** Where the rule comes from (see RULE_SOURCES). */
+    source: RuleSource;
+    /**
+     * Set when the user chose `action` (the dashboard API, a rules import) on a built-in rule: it then
+     * beats `detectors.<name>.action`. The action of any other rule (custom_rules, dashboard, import)
+     * is the user's by definition.
+     */
+    action_by_user?: boolean;
+    hit_count?: number;
+  };

@@ -1,6 +1,5 @@
 /**
  * The dashboard: Elysia app with the JSON API and the web UI on 127.0.0.1:8081.
- * SEAM (owned by store/dashboard): the signature is fixed.
  *
  * The web UI (src/dashboard/ui.ts) is mounted as Bun.serve `routes`; every other path falls through
  * to the API app. The hostname is always loopback whatever the caller passes.

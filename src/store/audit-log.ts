@@ -3,11 +3,13 @@
  * request, never a body, never a raw value, never `api_key_hash`.
  * Directory 0700, files 0600, rotated at `logging.max_file_bytes` keeping `logging.max_files`.
  */
+
 import { appendFileSync, chmodSync, mkdirSync, statSync, truncateSync } from "node:fs";
 import { join } from "node:path";
 import type { RequestEvent } from "../core/bus.ts";
 import type { Logger } from "../core/log.ts";
 import { maskPathCredentials, rotate, sanitizeLine } from "../core/log.ts";
+import type { AuditStats } from "./records.ts";
 
 export const AUDIT_FILE = "audit.jsonl";
 
@@ -46,21 +48,6 @@ export function auditLine(ev: RequestEvent, path = maskPath(String(ev.path ?? ""
   for (const k of AUDIT_KEYS) out[k] = ev[k] ?? null;
   out.path = path;
   return sanitizeLine(JSON.stringify(out));
-}
-
-/** What the audit trail has written and lost, for `/metrics`, `/api/v1/status` and the Overview. */
-export interface AuditStats {
-  /** Lines appended to the file. */
-  written: number;
-  /** Lines waiting because the last append failed (retried before the next batch). */
-  pending: number;
-  /** Lines lost: pushed out of a full pending buffer, or still pending at shutdown. */
-  dropped: number;
-  /** Appends that failed (a full disk, a read-only or vanished directory, an I/O error). */
-  errors: number;
-  last_error: string | null;
-  /** When the current run of failures began (ISO 8601); null while appends succeed. */
-  failing_since: string | null;
 }
 
 export interface AuditLogOptions {

@@ -7,6 +7,13 @@ import type { RequestEvent } from "../core/bus.ts";
 import type { Action } from "../core/types.ts";
 import { AUDIT_KEYS } from "./audit-log.ts";
 import {
+  type ActionCounts,
+  type ActionWindow,
+  AuditRecord,
+  fieldsOf,
+  type RequestActions,
+} from "./records.ts";
+import {
   containsAny,
   countOf,
   DAY_MS,
@@ -25,25 +32,6 @@ import {
 export const ACTED_ACTIONS = ["block", "redact", "alert"] as const satisfies readonly Action[];
 export type ActedAction = (typeof ACTED_ACTIONS)[number];
 
-/** Requests per acted action. */
-export type ActionCounts = Record<ActedAction, number>;
-
-/** Requests blocked, redacted and alerted since `since`, in total, per tool and per project. */
-export interface ActionWindow extends ActionCounts {
-  /** Start of the window (a UTC day's start), ISO time. */
-  since: string;
-  /** Per tool (the audit's `client`), most requests first. */
-  by_client: Array<{ client: string } & ActionCounts>;
-  /** Per project (the session's working directory; null when the tool named none), most first. */
-  by_project: Array<{ project: string | null } & ActionCounts>;
-}
-
-/** `/api/v1/stats` `request_actions`: today (UTC) and the last 7 days including today. */
-export interface RequestActions {
-  today: ActionWindow;
-  week: ActionWindow;
-}
-
 /** At most this many tools and projects are listed per window (most requests first). */
 export const ACTION_BREAKDOWN_MAX = 50;
 
@@ -56,8 +44,8 @@ export interface AuditFilter {
   days?: number;
 }
 
-/** An audit row's columns: its id, then the keys of an audit line. */
-export const AUDIT_FIELDS = ["id", ...AUDIT_KEYS];
+/** An audit row's columns: its id, then the keys of an audit line (`AUDIT_KEYS`). */
+export const AUDIT_FIELDS = fieldsOf(AuditRecord);
 const AUDIT_COLUMNS = AUDIT_FIELDS.join(", ");
 
 function auditWhere(f: AuditFilter): { sql: string; params: Params } {

@@ -6,6 +6,7 @@
  */
 import type { Database } from "bun:sqlite";
 import type { FindingEvent } from "../core/bus.ts";
+import { FindingRecord, fieldsOf } from "./records.ts";
 import {
   columnList,
   containsAny,
@@ -39,40 +40,7 @@ export interface FindingFilter {
 }
 
 /** A finding's columns as the API lists them and exports write them, in order. */
-export const FINDING_FIELDS = [
-  "id",
-  "ts",
-  "last_seen",
-  "severity",
-  "detector",
-  "finding_type",
-  "rule",
-  "action",
-  "action_source",
-  "matched_rules",
-  "provider",
-  "client",
-  "path",
-  "start",
-  "end",
-  "preview",
-  "description",
-  "decoded",
-  "request_id",
-  "transport",
-  "session_id",
-  "account_id",
-  "device_id",
-  "source_ip",
-  "working_directory",
-  "git_branch",
-  "os_platform",
-  "client_name",
-  "model",
-  "seen_count",
-  "content_hash",
-  "value_hash",
-];
+export const FINDING_FIELDS = fieldsOf(FindingRecord);
 const FINDING_COLUMNS = columnList(FINDING_FIELDS);
 
 /** The columns a new finding writes (named parameters of `record`). */

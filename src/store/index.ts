@@ -21,22 +21,22 @@ import type { RuleDef } from "../core/types.ts";
 import { loadOrCreateHmacKey } from "../policy/hmac-key.ts";
 import { AllowlistsRepo } from "./allowlists.ts";
 import { AuditRepo } from "./audit.ts";
-import { AuditLog, type AuditStats } from "./audit-log.ts";
+import { AuditLog } from "./audit-log.ts";
 import { ClientTrafficRepo } from "./client-traffic.ts";
 import { FindingsRepo } from "./findings.ts";
 import { listen } from "./listen.ts";
 import { McpRepo } from "./mcp.ts";
 import { migrate } from "./migrations.ts";
 import { NotifyChannelsRepo } from "./notify-channels.ts";
+import type { AuditStats, QueueStats } from "./records.ts";
 import { RulesRepo } from "./rules.ts";
 import { SessionsRepo } from "./sessions.ts";
 import { SettingsRepo } from "./settings.ts";
 import { isBusy, type Prunable } from "./sql.ts";
-import { type QueueStats, Writer } from "./writer.ts";
+import { Writer } from "./writer.ts";
 import { WsRepo } from "./ws.ts";
 
-export type { AuditStats } from "./audit-log.ts";
-export type { QueueStats } from "./writer.ts";
+export type { AuditStats, QueueStats } from "./records.ts";
 
 export interface StoreOptions {
   configDir: string;

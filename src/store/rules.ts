@@ -5,6 +5,7 @@
 import type { Database } from "bun:sqlite";
 import type { RuleDef } from "../core/types.ts";
 import { loadBuiltinRules } from "../detect/builtin.ts";
+import type { RuleRecord } from "./records.ts";
 import type { SettingsRepo } from "./settings.ts";
 import { countOf, equalities, insertSql, jsonOrNull, likeEscape, type Named, type Row } from "./sql.ts";
 
@@ -20,8 +21,6 @@ export interface RuleFilter {
   tag?: string;
   source?: string;
 }
-
-export type RuleRecord = RuleDef & { hit_count: number; created_at: string; updated_at: string };
 
 export function ruleFromRow(r: Row): RuleRecord {
   const rule: RuleRecord = {

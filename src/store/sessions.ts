@@ -3,10 +3,10 @@
  * (counts, per-severity counts of new findings, the latest client, model and project).
  */
 import type { Database } from "bun:sqlite";
+import { fieldsOf, SessionRecord } from "./records.ts";
 import { countOf, type Prunable, type Row } from "./sql.ts";
 
-const SESSION_COLUMNS =
-  "session_id, first_seen, last_seen, finding_count, request_count, provider, model, client, account_id, device_id, working_directory, git_branch";
+const SESSION_COLUMNS = fieldsOf(SessionRecord).join(", ");
 
 /** What one event tells about a session (named parameters of `touch`). */
 export interface SessionTouch {

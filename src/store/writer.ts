@@ -7,17 +7,8 @@
  */
 import type { Database } from "bun:sqlite";
 import type { Logger } from "../core/log.ts";
+import type { QueueStats } from "./records.ts";
 import { isBusy } from "./sql.ts";
-
-export interface QueueStats {
-  queued: number;
-  dropped: number;
-  written: number;
-  errors: number;
-  /** Batches deferred because the database was busy/locked. */
-  busy_retries: number;
-  last_error: string | null;
-}
 
 export interface WriterOptions {
   /** Queue bound. */

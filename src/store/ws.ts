@@ -1,10 +1,10 @@
 /** The ws_connections table: one row per WebSocket connection relayed, updated when it closes. */
 import type { Database } from "bun:sqlite";
 import type { WsConnectionEvent } from "../core/bus.ts";
+import { fieldsOf, WsConnectionRecord } from "./records.ts";
 import { countOf, insertSql, type Params, type Prunable, type Row } from "./sql.ts";
 
-const WS_COLUMNS =
-  "connection_id, opened_at, closed_at, state, target_url, origin, provider, session_id, duration_ms, frames_in, frames_out, findings, close_code";
+const WS_COLUMNS = fieldsOf(WsConnectionRecord).join(", ");
 
 const WRITE_COLUMNS = [
   "connection_id",

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { RequestEvent } from "../../src/core/bus.ts";
-import type { RequestActions } from "../../src/store/audit.ts";
+import type { RequestActions } from "../../src/store/records.ts";
 import { DAY_MS } from "../../src/store/sql.ts";
 import { finding, session } from "../helpers/records.ts";
 import { type Env, makeEnv } from "./_env.ts";

@@ -237,7 +237,7 @@ describe("rule file validation (sluice rules validate)", () => {
     expect(validateRuleFile("x.yaml", "rules:\n  - name: [unclosed\n").length).toBeGreaterThan(0);
     const bad = validateRuleFile("x.yaml", "rules:\n  - name: Bad Name\n    pattern: x\n");
     expect(formatRuleProblem(bad[0]!)).toMatch(
-      /^x\.yaml:2: rule "Bad Name": name: "Bad Name" must be lowercase/,
+      /^x\.yaml:2: rule "Bad Name": name: must be lowercase .* \(got "Bad Name"\)$/,
     );
     const fields = validateRuleFile(
       "x.yaml",

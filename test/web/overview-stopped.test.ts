@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Page } from "playwright-core";
-import type { ActionWindow, RequestActions } from "../../src/store/audit.ts";
+import type { ActionWindow, RequestActions } from "../../src/store/records.ts";
 import { startWebEnv, type WebEnv } from "./env.ts";
 import {
   type ClaudeCodeBody,

@@ -2,7 +2,7 @@
 import { post, put } from "../api.ts";
 import { badge, type Child, h, when } from "../dom.ts";
 import { confirmDialog, fail, toast } from "../feedback.ts";
-import { actionSourceLabel, type Finding } from "../types.ts";
+import { actionSourceLabel, type FindingDetail } from "../types.ts";
 
 const hashKv = (k: string, v: string | null) => [
   h("dt", null, k),
@@ -26,7 +26,7 @@ export function previewToPattern(preview: string): string {
  * to allowlist its value pattern or disable its rule. System events (mode changes, scan errors)
  * have nothing to tune.
  */
-export function findingDetail(f: Finding, onClose: () => void): Child[] {
+export function findingDetail(f: FindingDetail, onClose: () => void): Child[] {
   const system = f.transport === "system" || !f.preview || !f.rule;
   const pattern = previewToPattern(f.preview);
   const listType = f.detector === "pii" ? "pii" : "secrets";

@@ -31,6 +31,7 @@ import {
   actionSourceLabel,
   DETECTORS,
   type Finding,
+  type FindingDetail,
   type List,
   PROVIDERS,
   SEVERITIES,
@@ -347,7 +348,7 @@ export async function findingsPage(ctx: PageCtx) {
     for (const tr of tableBox.querySelectorAll("tr[data-id]"))
       tr.classList.toggle("selected", (tr as HTMLElement).dataset.id === String(id));
     try {
-      const f = await get<Finding>(`/findings/${id}`);
+      const f = await get<FindingDetail>(`/findings/${id}`);
       if (ctx.left()) return;
       mount(detailBox, ...findingDetail(f, closeDetail));
       showDetail(true);

@@ -110,7 +110,7 @@ export async function pipelinePage(ctx: PageCtx) {
     const act = select(
       `det-${d.name}`,
       RULE_ACTIONS.map(([v, t]) => [v === "" ? "default" : v, t] as [string, string]),
-      d.action === "" ? "default" : d.action,
+      d.action,
       { "aria-label": `${d.name} action` },
     );
     detInputs.set(d.name, { en, act });

@@ -6,7 +6,16 @@ import { ApiError, post, put } from "../api.ts";
 import { field, h, mount, select } from "../dom.ts";
 import { fail, toast } from "../feedback.ts";
 import { testPattern } from "../pattern.ts";
-import { DETECTORS, RULE_ACTIONS, type Rule, SEVERITIES } from "../types.ts";
+import {
+  DETECTORS,
+  RULE_ACTIONS,
+  RULE_DEFAULTS,
+  RULE_DESCRIPTION_MAX,
+  RULE_NAME_RULE,
+  RULE_PATTERN_MAX,
+  type Rule,
+  SEVERITIES,
+} from "../types.ts";
 
 export interface RuleEditor {
   element: HTMLFormElement;
@@ -32,18 +41,20 @@ export function ruleEditor(onSaved: (name: string) => void): RuleEditor {
     name: "pattern",
     required: true,
     placeholder: "acme_[A-Za-z0-9]{24}",
+    maxlength: RULE_PATTERN_MAX,
     autocomplete: "off",
     spellcheck: "false",
     class: "mono",
   });
-  const fDetector = select("detector", DETECTORS, "custom", { id: "rule-detector" });
-  const fSeverity = select("severity", SEVERITIES, "high", { id: "rule-severity" });
-  const fAction = select("action", RULE_ACTIONS, "", { id: "rule-action" });
+  const fDetector = select("detector", DETECTORS, RULE_DEFAULTS.detector, { id: "rule-detector" });
+  const fSeverity = select("severity", SEVERITIES, RULE_DEFAULTS.severity, { id: "rule-severity" });
+  const fAction = select("action", RULE_ACTIONS, RULE_DEFAULTS.action, { id: "rule-action" });
   const fDesc = h("input", {
     type: "text",
     id: "rule-description",
     name: "description",
     placeholder: "What this rule finds",
+    maxlength: RULE_DESCRIPTION_MAX,
   });
   const fTags = h("input", { type: "text", id: "rule-tags", name: "tags", placeholder: "internal, token" });
   const fSample = h("textarea", {
@@ -106,9 +117,9 @@ export function ruleEditor(onSaved: (name: string) => void): RuleEditor {
     editing = null;
     fName.disabled = false;
     for (const el of [fName, fPattern, fDesc, fTags]) el.value = "";
-    fDetector.value = "custom";
-    fSeverity.value = "high";
-    fAction.value = "";
+    fDetector.value = RULE_DEFAULTS.detector;
+    fSeverity.value = RULE_DEFAULTS.severity;
+    fAction.value = RULE_DEFAULTS.action;
     formTitle.textContent = "Create a custom rule";
     submitBtn.textContent = "Create rule";
     cancelEdit.hidden = true;
@@ -179,7 +190,7 @@ export function ruleEditor(onSaved: (name: string) => void): RuleEditor {
     h(
       "div",
       { class: "grid cols-3", style: "margin-bottom:10px" },
-      field("Name", fName, "lowercase letters, digits, . _ -"),
+      field("Name", fName, RULE_NAME_RULE),
       h(
         "div",
         { style: "grid-column: span 2" },

@@ -334,7 +334,7 @@ export async function rulesPage(ctx: PageCtx) {
     const act = select("action", RULE_ACTIONS, r.action, { "aria-label": label("Action") });
     act.addEventListener("change", () => {
       const old = r.action;
-      void saveRule(r, { action: act.value }, () => (act.value = old));
+      void saveRule(r, { action: act.value as Rule["action"] }, () => (act.value = old));
     });
     const en = h("input", { type: "checkbox", checked: r.enabled, "aria-label": `Enable ${r.name}` });
     en.addEventListener("change", () => {

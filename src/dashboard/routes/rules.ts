@@ -5,16 +5,21 @@
  * Every change takes effect on the next request (`rt.rulesChanged()`).
  */
 import type { Elysia } from "elysia";
-import { z } from "zod";
-import { customRuleSchema } from "../../config/schema.ts";
+import {
+  API_EDITABLE_FIELDS,
+  API_RULE_FIELDS,
+  type RuleFieldName,
+  type RuleFields,
+  readRuleFields,
+  withGiven,
+} from "../../core/rule.ts";
 import {
   DETECTORS,
   RULE_ACTIONS,
-  RULE_DESCRIPTION_MAX,
+  RULE_SOURCES,
   RULE_TIERS,
   type RuleDef,
   SEVERITIES,
-  VALIDATORS,
 } from "../../core/types.ts";
 import { checkUserPattern } from "../../detect/pattern.ts";
 import { userPatch } from "../../store/rules.ts";
@@ -29,36 +34,6 @@ import {
   pageParams,
   strParam,
 } from "../http.ts";
-
-const SOURCES = ["builtin", "config", "dashboard", "import"] as const;
-
-const editable = {
-  pattern: customRuleSchema.shape.pattern,
-  detector: z.enum(DETECTORS),
-  severity: z.enum(SEVERITIES),
-  action: z.enum(RULE_ACTIONS),
-  enabled: z.boolean(),
-  description: z.string().max(RULE_DESCRIPTION_MAX),
-  tags: z.array(z.string().min(1).max(64)).max(50),
-  validator: z.enum(VALIDATORS).nullable(),
-  keywords: z.array(z.string().min(1).max(200)).max(100).nullable(),
-};
-const createSchema = z
-  .object({
-    name: customRuleSchema.shape.name,
-    pattern: editable.pattern,
-    detector: editable.detector.default("custom"),
-    severity: editable.severity.default("high"),
-    action: editable.action.default(""),
-    enabled: editable.enabled.default(true),
-    description: editable.description.default(""),
-    tags: editable.tags.default([]),
-    validator: editable.validator.optional(),
-    keywords: editable.keywords.optional(),
-  })
-  .strict();
-const updateSchema = z.object(editable).partial().strict();
-type RuleUpdate = z.infer<typeof updateSchema>;
 
 /** An action outside the allowed set is rejected with its own code (`invalid_action`). */
 function checkAction(body: Record<string, unknown>): void {
@@ -76,16 +51,23 @@ function checkPattern(pattern: string | undefined): void {
   if (!res.ok) throw new ApiError(400, "invalid_pattern", res.error);
 }
 
-function parse<T>(schema: z.ZodType<T>, body: Record<string, unknown>): T {
-  const r = schema.safeParse(body);
-  if (!r.success) {
-    const iss = r.error.issues[0]!;
-    const key =
-      iss.path.join(".") ||
-      (iss.code === "unrecognized_keys" ? (iss as { keys: string[] }).keys.join(", ") : "body");
-    throw badRequest(`${key}: ${iss.message}`);
-  }
-  return r.data;
+/** The rule fields of a request body, read as every rule is read (core/rule.ts); 400 names the first wrong one. */
+function readBody<K extends RuleFieldName>(
+  body: Record<string, unknown>,
+  fields: readonly K[],
+  partial = false,
+): Pick<RuleFields, K> {
+  checkAction(body);
+  const problems: string[] = [];
+  const read = readRuleFields(
+    body,
+    fields,
+    (field, problem, given) => problems.push(`${field ?? "body"}: ${withGiven(problem, given)}`),
+    { partial, strict: true },
+  );
+  if (!read) throw badRequest(problems[0]!);
+  checkPattern((read as Partial<RuleFields>).pattern);
+  return read;
 }
 
 export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
@@ -101,7 +83,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
       detector: enumParam(query, "detector", DETECTORS),
       tier: enumParam(query, "tier", RULE_TIERS),
       severity: enumParam(query, "severity", SEVERITIES),
-      source: enumParam(query, "source", SOURCES),
+      source: enumParam(query, "source", RULE_SOURCES),
       enabled: boolParam(query, "enabled"),
       tag: strParam(query, "tag", 64),
     };
@@ -117,17 +99,8 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   };
 
   app.post("/api/v1/rules", ({ body, set }) => {
-    const raw = objectBody(body);
-    checkAction(raw);
-    const input = parse(createSchema, raw);
-    checkPattern(input.pattern);
-    const rule: RuleDef = {
-      ...input,
-      validator: input.validator ?? null,
-      keywords: input.keywords ?? null,
-      tier: "custom",
-      source: "dashboard",
-    };
+    const input = readBody(objectBody(body), API_RULE_FIELDS);
+    const rule: RuleDef = { ...input, tier: "custom", source: "dashboard" };
     if (!store.rules.insert(rule))
       throw new ApiError(409, "conflict", `a rule named ${JSON.stringify(input.name)} exists`);
     changed();
@@ -142,11 +115,8 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
       throw badRequest("names must be a non-empty array of rule names");
     if (names.length > 500)
       throw badRequest(`at most 500 names per bulk update (got ${names.length})`, "too_many_names");
-    const upd = objectBody(raw.update ?? null);
-    checkAction(upd);
-    const update: RuleUpdate = parse(updateSchema, upd);
+    const update = readBody(objectBody(raw.update ?? null), API_EDITABLE_FIELDS, true);
     if (Object.keys(update).length === 0) throw badRequest("update holds no field to change");
-    checkPattern(update.pattern);
     const failed: { name: string; reason: string }[] = [];
     let updated = 0;
     const seen = new Set<string>();
@@ -173,10 +143,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   app.get("/api/v1/rules/:name", ({ params }) => ruleOr404(params.name));
 
   app.put("/api/v1/rules/:name", ({ params, body }) => {
-    const raw = objectBody(body);
-    checkAction(raw);
-    const update = parse(updateSchema, raw);
-    checkPattern(update.pattern);
+    const update = readBody(objectBody(body), API_EDITABLE_FIELDS, true);
     store.rules.update(params.name, userPatch(ruleOr404(params.name), update));
     changed();
     return store.rules.get(params.name);
@@ -200,7 +167,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
     const raw = body === undefined || body === null || body === "" ? {} : objectBody(body);
     let name: string;
     if (raw.name !== undefined) {
-      name = parse(z.object({ name: customRuleSchema.shape.name }), { name: raw.name }).name;
+      name = readBody({ name: raw.name }, ["name"]).name;
       if (store.rules.get(name))
         throw new ApiError(409, "conflict", `a rule named ${JSON.stringify(name)} exists`);
     } else {
