@@ -8,11 +8,13 @@ import type { Store } from "../store/index.ts";
 import type { Ctx } from "./context.ts";
 import { ApiError, errorResponse, SECURITY_HEADERS } from "./http.ts";
 import { LiveHub } from "./live.ts";
+import { allowlistRoutes } from "./routes/allowlists.ts";
+import { configRoutes } from "./routes/config.ts";
 import { notificationRoutes } from "./routes/notifications.ts";
+import { pipelineRoutes } from "./routes/pipeline.ts";
 import { recordRoutes } from "./routes/records.ts";
 import { ruleAnalysisRoutes } from "./routes/rule-analysis.ts";
 import { ruleRoutes } from "./routes/rules.ts";
-import { settingsRoutes } from "./routes/settings.ts";
 import { systemRoutes } from "./routes/system.ts";
 import { RuleAnalysis } from "./rule-analysis.ts";
 import { Guard } from "./security.ts";
@@ -73,7 +75,9 @@ export function createApp(rt: Runtime, store: Store, opts: AppOptions) {
   recordRoutes(app as unknown as Elysia, ctx);
   ruleRoutes(app as unknown as Elysia, ctx);
   ruleAnalysisRoutes(app as unknown as Elysia, ctx);
-  settingsRoutes(app as unknown as Elysia, ctx);
+  configRoutes(app as unknown as Elysia, ctx);
+  pipelineRoutes(app as unknown as Elysia, ctx);
+  allowlistRoutes(app as unknown as Elysia, ctx);
   notificationRoutes(app as unknown as Elysia, ctx);
 
   return { app, guard, hub };

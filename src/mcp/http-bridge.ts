@@ -29,32 +29,82 @@ const GET_RETRIES = 5;
 const EOF_GRACE_MS = 5000;
 
 export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
-  const { upstream, session, log } = opts;
-  const out = new StdoutWriter();
-  let sessionId: string | null = null;
-  let getStream: AbortController | null = null;
-  const inflight = new Set<Promise<void>>();
-  /** Aborts the POST carrying a request, by request id (for notifications/cancelled). */
-  const aborts = new Map<string, AbortController>();
+  return new HttpBridge(opts).run();
+}
 
-  const headers = (accept: string): Headers => {
-    const h = new Headers(opts.headers);
+/** One bridged session: the client's stdio on one side, the server's Streamable HTTP on the other. */
+class HttpBridge {
+  readonly #out = new StdoutWriter();
+  #sessionId: string | null = null;
+  #getStream: AbortController | null = null;
+  readonly #inflight = new Set<Promise<void>>();
+  /** Aborts the POST carrying a request, by request id (for notifications/cancelled). */
+  readonly #aborts = new Map<string, AbortController>();
+
+  constructor(private readonly opts: HttpBridgeOptions) {}
+
+  /** Until the client closes its input or a signal comes; the exit code. */
+  async run(): Promise<number> {
+    const { session } = this.opts;
+    const signal = untilSignal();
+    const input = pumpLines(this.opts.input ?? Bun.stdin.stream(), async (line) => {
+      const text = lineText(line);
+      const o = await session.fromClient(text);
+      for (const r of o.replies) this.#out.write(`${r}\n`);
+      const fwd = forwardText(o, text);
+      if (fwd === null) return;
+      this.#onCancelled(fwd);
+      // The initialize exchange must finish before anything else is sent (it creates the session).
+      const sent = requestsIn(fwd);
+      const p = this.#post(fwd, sent);
+      if (!this.#sessionId && sent.initialize) await p;
+      else {
+        this.#inflight.add(p);
+        void p.finally(() => this.#inflight.delete(p));
+      }
+    });
+    const stoppedBy = await Promise.race([input.then(() => null), signal.promise]);
+    signal.dispose();
+    await this.#close(stoppedBy !== null);
+    return stoppedBy ? 128 + (stoppedBy === "SIGINT" ? 2 : stoppedBy === "SIGHUP" ? 1 : 15) : 0;
+  }
+
+  /** The client is gone: give answers still on their way a moment (unless a signal came), then end the session. */
+  async #close(signalled: boolean): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      signalled ? Promise.resolve() : Promise.allSettled([...this.#inflight]),
+      new Promise((resolve) => (timer = setTimeout(resolve, EOF_GRACE_MS))),
+    ]);
+    clearTimeout(timer);
+    for (const ac of this.#aborts.values()) ac.abort();
+    this.#getStream?.abort();
+    if (this.#sessionId)
+      await fetch(this.opts.upstream, {
+        method: "DELETE",
+        headers: this.#headers("application/json"),
+        ...tlsInit(this.opts.tls),
+      }).catch(() => {});
+  }
+
+  #headers(accept: string): Headers {
+    const h = new Headers(this.opts.headers);
     h.set("accept", accept);
-    if (sessionId) h.set("mcp-session-id", sessionId);
-    if (session.protocolVersion) h.set("mcp-protocol-version", session.protocolVersion);
+    if (this.#sessionId) h.set("mcp-session-id", this.#sessionId);
+    if (this.opts.session.protocolVersion) h.set("mcp-protocol-version", this.opts.session.protocolVersion);
     return h;
-  };
+  }
 
   /** One message from the server, to the client (and its replies back to the server). */
-  const fromServer = async (text: string) => {
-    const o = await session.fromServer(text);
-    for (const r of o.replies) void post(r);
+  async #fromServer(text: string): Promise<void> {
+    const o = await this.opts.session.fromServer(text);
+    for (const r of o.replies) void this.#post(r);
     const fwd = forwardText(o, text);
-    if (fwd !== null) out.write(`${oneLine(fwd)}\n`);
-  };
+    if (fwd !== null) this.#out.write(`${oneLine(fwd)}\n`);
+  }
 
-  /** Reads an SSE body, handing each message to fromServer; returns the last event id seen. */
-  const readSse = async (body: ReadableStream<Uint8Array>): Promise<string | undefined> => {
+  /** Reads an SSE body, handing each message to #fromServer; returns the last event id seen. */
+  async #readSse(body: ReadableStream<Uint8Array>): Promise<string | undefined> {
     const parser = new SseParser();
     const decoder = new TextDecoder();
     const events: string[] = [];
@@ -65,162 +115,123 @@ export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
     };
     for await (const chunk of body) {
       parser.push(decoder.decode(chunk, { stream: true }), onEvent);
-      while (events.length) await fromServer(events.shift()!);
+      while (events.length) await this.#fromServer(events.shift()!);
     }
     parser.end(onEvent);
-    while (events.length) await fromServer(events.shift()!);
+    while (events.length) await this.#fromServer(events.shift()!);
     return lastId;
-  };
+  }
 
   /**
    * The GET stream carries server-initiated messages. When it drops, it is reopened with
    * `Last-Event-ID` (the server may replay what was missed), a few times in a row at most.
    */
-  const openGetStream = async () => {
-    if (getStream) return;
+  async #openGetStream(): Promise<void> {
+    if (this.#getStream) return;
     const ac = new AbortController();
-    getStream = ac;
+    this.#getStream = ac;
     let lastId: string | undefined;
     for (let failures = 0; failures < GET_RETRIES && !ac.signal.aborted; ) {
       try {
-        const h = headers("text/event-stream");
+        const h = this.#headers("text/event-stream");
         if (lastId !== undefined) h.set("last-event-id", lastId);
-        const res = await fetch(upstream, {
+        const res = await fetch(this.opts.upstream, {
           method: "GET",
           headers: h,
           signal: ac.signal,
           redirect: "manual",
-          ...tlsInit(opts.tls),
+          ...tlsInit(this.opts.tls),
         });
         if (!res.ok || !res.body || !res.headers.get("content-type")?.includes("text/event-stream")) {
           await res.body?.cancel();
           return; // 405: the server offers no stream; that is allowed
         }
         failures = 0;
-        lastId = (await readSse(res.body)) ?? lastId;
+        lastId = (await this.#readSse(res.body)) ?? lastId;
       } catch (err) {
         if (ac.signal.aborted) return;
         failures++;
-        log.debug(`GET stream ended: ${(err as Error).message}`);
+        this.opts.log.debug(`GET stream ended: ${(err as Error).message}`);
       }
       if (!ac.signal.aborted) await new Promise((r) => setTimeout(r, GET_RETRY_MS));
     }
-  };
+  }
 
-  const post = async (body: string, sent = requestsIn(body)) => {
+  /** POST one message (or batch) to the server and hand its answer, JSON or SSE, to the client. */
+  async #post(body: string, sent = requestsIn(body)): Promise<void> {
+    const { upstream, log } = this.opts;
     const { ids } = sent;
-    const isInit = !sessionId && sent.initialize;
+    const isInit = !this.#sessionId && sent.initialize;
     const ac = new AbortController();
-    for (const id of ids) aborts.set(idKey(id), ac);
+    for (const id of ids) this.#aborts.set(idKey(id), ac);
     try {
+      const headers = this.#headers("application/json, text/event-stream");
+      headers.set("content-type", "application/json");
       const res = await fetch(upstream, {
         signal: ac.signal,
         method: "POST",
-        headers: (() => {
-          const h = headers("application/json, text/event-stream");
-          h.set("content-type", "application/json");
-          return h;
-        })(),
+        headers,
         body,
         redirect: "manual",
-        ...tlsInit(opts.tls),
+        ...tlsInit(this.opts.tls),
       });
       const sid = res.headers.get("mcp-session-id");
-      if (sid) sessionId = sid;
+      if (sid) this.#sessionId = sid;
       const type = res.headers.get("content-type") ?? "";
-      if (res.status === 202 || res.status === 204) {
-        await res.body?.cancel();
-      } else if (!res.ok) {
-        const detail = (await res.text().catch(() => "")).slice(0, 300);
-        log.warn(`upstream answered HTTP ${res.status}`, { upstream: upstream.href });
-        let forwarded = false;
-        // A JSON-RPC error body is the server's answer: forward it.
-        if (type.includes("application/json") && detail.includes('"jsonrpc"')) {
-          try {
-            JSON.parse(detail);
-            await fromServer(detail);
-            forwarded = true;
-          } catch {
-            /* truncated or not JSON */
-          }
-        }
-        if (!forwarded)
-          for (const id of ids) {
-            session.tracker.settle(id);
-            out.write(`${transportError(id, `MCP server answered HTTP ${res.status}`)}\n`);
-          }
-      } else if (type.includes("text/event-stream") && res.body) {
-        await readSse(res.body);
-      } else {
+      if (res.status === 202 || res.status === 204) await res.body?.cancel();
+      else if (!res.ok) await this.#refused(res, type, ids);
+      else if (type.includes("text/event-stream") && res.body) await this.#readSse(res.body);
+      else {
         const text = await res.text();
-        if (text.trim()) await fromServer(text);
+        if (text.trim()) await this.#fromServer(text);
       }
-      if (isInit && res.ok) void openGetStream();
+      if (isInit && res.ok) void this.#openGetStream();
     } catch (err) {
       if (ac.signal.aborted) return; // cancelled by the client, or shutting down
       log.warn(`cannot reach MCP server: ${(err as Error).message}`, { upstream: upstream.href });
-      for (const id of ids) {
-        session.tracker.settle(id);
-        out.write(
-          `${transportError(id, `sluice could not reach the MCP server: ${(err as Error).message}`)}\n`,
-        );
-      }
+      this.#failAll(ids, `sluice could not reach the MCP server: ${(err as Error).message}`);
     } finally {
-      for (const id of ids) if (aborts.get(idKey(id)) === ac) aborts.delete(idKey(id));
+      for (const id of ids) if (this.#aborts.get(idKey(id)) === ac) this.#aborts.delete(idKey(id));
     }
-  };
+  }
+
+  /** The server answered an error status: its JSON-RPC error body goes to the client, else a transport error. */
+  async #refused(res: Response, type: string, ids: (string | number)[]): Promise<void> {
+    const detail = (await res.text().catch(() => "")).slice(0, 300);
+    this.opts.log.warn(`upstream answered HTTP ${res.status}`, { upstream: this.opts.upstream.href });
+    if (type.includes("application/json") && detail.includes('"jsonrpc"')) {
+      try {
+        JSON.parse(detail);
+        await this.#fromServer(detail);
+        return;
+      } catch {
+        /* truncated or not JSON */
+      }
+    }
+    this.#failAll(ids, `MCP server answered HTTP ${res.status}`);
+  }
+
+  /** Answer each request of `ids` with a transport error. */
+  #failAll(ids: (string | number)[], message: string): void {
+    for (const id of ids) {
+      this.opts.session.tracker.settle(id);
+      this.#out.write(`${transportError(id, message)}\n`);
+    }
+  }
 
   /** The client cancelled a request: stop waiting for its answer (the server gets the notification). */
-  const onCancelled = (text: string) => {
+  #onCancelled(text: string): void {
     if (!text.includes("notifications/cancelled")) return;
     try {
       const m = JSON.parse(text) as { method?: string; params?: { requestId?: string | number } };
       const id = m.params?.requestId;
       if (m.method === "notifications/cancelled" && id !== undefined) {
-        const ac = aborts.get(idKey(id));
+        const ac = this.#aborts.get(idKey(id));
         // Let the notification go out first, then drop the now-pointless stream.
         if (ac) setTimeout(() => ac.abort(), 100);
       }
     } catch {
       /* not JSON */
     }
-  };
-
-  const signal = untilSignal();
-  const input = pumpLines(opts.input ?? Bun.stdin.stream(), async (line) => {
-    const text = lineText(line);
-    const o = await session.fromClient(text);
-    for (const r of o.replies) out.write(`${r}\n`);
-    const fwd = forwardText(o, text);
-    if (fwd === null) return;
-    onCancelled(fwd);
-    // The initialize exchange must finish before anything else is sent (it creates the session).
-    const sent = requestsIn(fwd);
-    const p = post(fwd, sent);
-    if (!sessionId && sent.initialize) await p;
-    else {
-      inflight.add(p);
-      void p.finally(() => inflight.delete(p));
-    }
-  });
-  const stoppedBy = await Promise.race([input.then(() => null), signal.promise]);
-  signal.dispose();
-
-  // The client closed its input: give answers still on their way a moment, then stop.
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([
-    stoppedBy ? Promise.resolve() : Promise.allSettled([...inflight]),
-    new Promise((resolve) => (timer = setTimeout(resolve, EOF_GRACE_MS))),
-  ]);
-  clearTimeout(timer);
-  for (const ac of aborts.values()) ac.abort();
-  (getStream as AbortController | null)?.abort();
-  if (sessionId) {
-    await fetch(upstream, {
-      method: "DELETE",
-      headers: headers("application/json"),
-      ...tlsInit(opts.tls),
-    }).catch(() => {});
   }
-  return stoppedBy ? 128 + (stoppedBy === "SIGINT" ? 2 : stoppedBy === "SIGHUP" ? 1 : 15) : 0;
 }

@@ -22,7 +22,7 @@ import {
   SEVERITIES,
 } from "../../core/types.ts";
 import { checkUserPattern } from "../../detect/pattern.ts";
-import { userPatch } from "../../store/rules.ts";
+import { type RuleFilter, userPatch } from "../../store/rules.ts";
 import type { Ctx } from "../context.ts";
 import {
   ApiError,
@@ -32,6 +32,7 @@ import {
   notFound,
   objectBody,
   pageParams,
+  type Query,
   strParam,
 } from "../http.ts";
 
@@ -70,6 +71,55 @@ function readBody<K extends RuleFieldName>(
   return read;
 }
 
+/** The filters of `GET /rules` (`search`/`q`: comma-separated terms, any of them). */
+function ruleFilter(query: Query): RuleFilter {
+  return {
+    search: strParam(query, "search", 500) ?? strParam(query, "q", 500),
+    detector: enumParam(query, "detector", DETECTORS),
+    tier: enumParam(query, "tier", RULE_TIERS),
+    severity: enumParam(query, "severity", SEVERITIES),
+    source: enumParam(query, "source", RULE_SOURCES),
+    enabled: boolParam(query, "enabled"),
+    tag: strParam(query, "tag", 64),
+  };
+}
+
+/**
+ * `POST /rules/bulk-update`: one update for up to 500 rules in one transaction; a name that is not
+ * there, or is listed twice, fails alone and is named.
+ */
+function bulkUpdate(store: Ctx["store"], body: unknown, changed: () => void) {
+  const raw = objectBody(body);
+  const names = raw.names;
+  if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === "string"))
+    throw badRequest("names must be a non-empty array of rule names");
+  if (names.length > 500)
+    throw badRequest(`at most 500 names per bulk update (got ${names.length})`, "too_many_names");
+  const update = readBody(objectBody(raw.update ?? null), API_EDITABLE_FIELDS, true);
+  if (Object.keys(update).length === 0) throw badRequest("update holds no field to change");
+  const failed: { name: string; reason: string }[] = [];
+  let updated = 0;
+  const seen = new Set<string>();
+  store.rules.transaction(() => {
+    for (const name of names as string[]) {
+      if (seen.has(name)) {
+        failed.push({ name, reason: "listed twice" });
+        continue;
+      }
+      seen.add(name);
+      const existing = store.rules.get(name);
+      if (existing && store.rules.update(name, userPatch(existing, update))) updated++;
+      else failed.push({ name, reason: "rule not found" });
+    }
+  });
+  if (updated > 0) changed();
+  return {
+    updated,
+    failed,
+    message: `updated ${updated} of ${names.length} rule${names.length === 1 ? "" : "s"}${failed.length ? `; ${failed.length} failed` : ""}`,
+  };
+}
+
 export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
   const changed = () => {
     store.rules.changed();
@@ -78,16 +128,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
 
   app.get("/api/v1/rules", ({ query }) => {
     const { limit, offset } = pageParams(query, 200);
-    const filter = {
-      search: strParam(query, "search", 500) ?? strParam(query, "q", 500),
-      detector: enumParam(query, "detector", DETECTORS),
-      tier: enumParam(query, "tier", RULE_TIERS),
-      severity: enumParam(query, "severity", SEVERITIES),
-      source: enumParam(query, "source", RULE_SOURCES),
-      enabled: boolParam(query, "enabled"),
-      tag: strParam(query, "tag", 64),
-    };
-    return { ...store.rules.list(filter, limit, offset), limit, offset };
+    return { ...store.rules.list(ruleFilter(query), limit, offset), limit, offset };
   });
 
   app.get("/api/v1/rules/stats", () => store.rules.stats());
@@ -108,37 +149,7 @@ export function ruleRoutes(app: Elysia, { store, rt }: Ctx): void {
     return store.rules.get(input.name);
   });
 
-  app.post("/api/v1/rules/bulk-update", ({ body }) => {
-    const raw = objectBody(body);
-    const names = raw.names;
-    if (!Array.isArray(names) || names.length === 0 || !names.every((n) => typeof n === "string"))
-      throw badRequest("names must be a non-empty array of rule names");
-    if (names.length > 500)
-      throw badRequest(`at most 500 names per bulk update (got ${names.length})`, "too_many_names");
-    const update = readBody(objectBody(raw.update ?? null), API_EDITABLE_FIELDS, true);
-    if (Object.keys(update).length === 0) throw badRequest("update holds no field to change");
-    const failed: { name: string; reason: string }[] = [];
-    let updated = 0;
-    const seen = new Set<string>();
-    store.rules.transaction(() => {
-      for (const name of names as string[]) {
-        if (seen.has(name)) {
-          failed.push({ name, reason: "listed twice" });
-          continue;
-        }
-        seen.add(name);
-        const existing = store.rules.get(name);
-        if (existing && store.rules.update(name, userPatch(existing, update))) updated++;
-        else failed.push({ name, reason: "rule not found" });
-      }
-    });
-    if (updated > 0) changed();
-    return {
-      updated,
-      failed,
-      message: `updated ${updated} of ${names.length} rule${names.length === 1 ? "" : "s"}${failed.length ? `; ${failed.length} failed` : ""}`,
-    };
-  });
+  app.post("/api/v1/rules/bulk-update", ({ body }) => bulkUpdate(store, body, changed));
 
   app.get("/api/v1/rules/:name", ({ params }) => ruleOr404(params.name));
 

@@ -8,6 +8,79 @@ import { type ClientEntry, clientCatalog, matchClient } from "../clients.ts";
 import type { Ctx } from "../context.ts";
 import { objectBody, SECURITY_HEADERS } from "../http.ts";
 
+/**
+ * `GET /api/v1/clients`: the client catalog (with the extensions' clients), when each was last seen,
+ * and the lines `sluice connect` prints for the tools it knows.
+ */
+function clientsView({ rt, store }: Ctx) {
+  const addr = rt.proxyAddress();
+  const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
+  const connectTools = tools(`http://${host}:${addr.port}`);
+  const catalog = [
+    ...clientCatalog(`http://${host}:${addr.port}`),
+    ...rt.extensionClients().map(
+      (c): ClientEntry => ({
+        id: c.id,
+        display_name: c.display_name,
+        category: "cli",
+        provider: "multiple",
+        ua_prefixes: c.ua_prefixes ?? [],
+        proxy_config: {
+          config_type: "env",
+          setup_instructions: c.setup,
+          env_var: null,
+          setup_cmd: c.setup,
+        },
+        website: c.website ?? "",
+      }),
+    ),
+  ];
+  const seen = new Map<string, string>();
+  let rows: { client: string; last_seen: string }[] = [];
+  try {
+    rows = [...store.audit.clientsSeen(), ...store.sessions.clientsSeen()];
+  } catch {
+    /* database busy */
+  }
+  for (const r of rows) {
+    const e = matchClient(catalog, r.client);
+    if (e && (seen.get(e.id) ?? "") < r.last_seen) seen.set(e.id, r.last_seen);
+  }
+  return {
+    clients: catalog.map((c) => {
+      // The same lines `sluice connect` prints, for the tools it knows.
+      const tool = connectTools.find((t) => t.client === c.id);
+      return {
+        ...c,
+        seen: seen.has(c.id),
+        last_seen: seen.get(c.id) ?? null,
+        connect: tool ? { tool: tool.id, lines: settingLines(tool) } : null,
+      };
+    }),
+  };
+}
+
+/** `GET /api/v1/logs/download`: the application log with its rotated files, oldest first, sanitized. */
+function logDownload(rt: Ctx["rt"]): Response {
+  const file = rt.log.file;
+  let text: string;
+  if (file && existsSync(file)) {
+    const parts: string[] = [];
+    for (let i = rt.log.maxFiles; i >= 1; i--)
+      if (existsSync(`${file}.${i}`)) parts.push(readFileSync(`${file}.${i}`, "utf8"));
+    parts.push(readFileSync(file, "utf8"));
+    text = parts.join("");
+  } else text = rt.log.recent.join("\n");
+  const body = text.split("\n").map(sanitizeLine).join("\n");
+  return new Response(body.endsWith("\n") || body === "" ? body : `${body}\n`, {
+    headers: {
+      ...SECURITY_HEADERS,
+      "content-type": "text/plain; charset=utf-8",
+      "content-disposition": `attachment; filename="sluice-${new Date().toISOString().slice(0, 10)}.log"`,
+    },
+  });
+}
+
 export function systemRoutes(app: Elysia, ctx: Ctx): void {
   const { rt, store, guard, hub } = ctx;
 
@@ -39,75 +112,11 @@ export function systemRoutes(app: Elysia, ctx: Ctx): void {
 
   app.get("/api/v1/build", () => buildInfo());
 
-  app.get("/api/v1/clients", () => {
-    const addr = rt.proxyAddress();
-    const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
-    const connectTools = tools(`http://${host}:${addr.port}`);
-    const catalog = [
-      ...clientCatalog(`http://${host}:${addr.port}`),
-      ...rt.extensionClients().map(
-        (c): ClientEntry => ({
-          id: c.id,
-          display_name: c.display_name,
-          category: "cli",
-          provider: "multiple",
-          ua_prefixes: c.ua_prefixes ?? [],
-          proxy_config: {
-            config_type: "env",
-            setup_instructions: c.setup,
-            env_var: null,
-            setup_cmd: c.setup,
-          },
-          website: c.website ?? "",
-        }),
-      ),
-    ];
-    const seen = new Map<string, string>();
-    let rows: { client: string; last_seen: string }[] = [];
-    try {
-      rows = [...store.audit.clientsSeen(), ...store.sessions.clientsSeen()];
-    } catch {
-      /* database busy */
-    }
-    for (const r of rows) {
-      const e = matchClient(catalog, r.client);
-      if (e && (seen.get(e.id) ?? "") < r.last_seen) seen.set(e.id, r.last_seen);
-    }
-    return {
-      clients: catalog.map((c) => {
-        // The same lines `sluice connect` prints, for the tools it knows.
-        const tool = connectTools.find((t) => t.client === c.id);
-        return {
-          ...c,
-          seen: seen.has(c.id),
-          last_seen: seen.get(c.id) ?? null,
-          connect: tool ? { tool: tool.id, lines: settingLines(tool) } : null,
-        };
-      }),
-    };
-  });
+  app.get("/api/v1/clients", () => clientsView(ctx));
 
   app.get("/api/v1/logs/tail", () => ({ lines: rt.log.recent.slice(-100).map(sanitizeLine) }));
 
-  app.get("/api/v1/logs/download", () => {
-    const file = rt.log.file;
-    let text: string;
-    if (file && existsSync(file)) {
-      const parts: string[] = [];
-      for (let i = rt.log.maxFiles; i >= 1; i--)
-        if (existsSync(`${file}.${i}`)) parts.push(readFileSync(`${file}.${i}`, "utf8"));
-      parts.push(readFileSync(file, "utf8"));
-      text = parts.join("");
-    } else text = rt.log.recent.join("\n");
-    const body = text.split("\n").map(sanitizeLine).join("\n");
-    return new Response(body.endsWith("\n") || body === "" ? body : `${body}\n`, {
-      headers: {
-        ...SECURITY_HEADERS,
-        "content-type": "text/plain; charset=utf-8",
-        "content-disposition": `attachment; filename="sluice-${new Date().toISOString().slice(0, 10)}.log"`,
-      },
-    });
-  });
+  app.get("/api/v1/logs/download", () => logDownload(rt));
 
   app.get("/api/v1/live", ({ request }) => hub.connect(request.signal));
 
