@@ -49,31 +49,7 @@ export async function runAgent(opts: RunOptions): Promise<number> {
   });
   const startedAt = new Date();
   let stopping = false;
-  const health = () => {
-    const proxy = supervisor.snapshot();
-    const ok = proxy.state === "running";
-    return {
-      ok,
-      body: {
-        status: ok ? "ok" : "degraded",
-        agent: {
-          state: stopping ? "stopping" : "running",
-          pid: process.pid,
-          port: server.port,
-          device_id: device,
-          build_id: buildId(),
-          version: VERSION,
-          commit: GIT_COMMIT,
-          built_at: BUILT_AT,
-          started_at: startedAt.toISOString(),
-          uptime_s: Math.round((Date.now() - startedAt.getTime()) / 100) / 10,
-        },
-        proxy,
-        // Both binaries come from one release: a different version shows a half-done upgrade.
-        same_version: proxy.version === null ? null : proxy.version === VERSION,
-      },
-    };
-  };
+  const health = () => agentHealth(supervisor, { stopping, port: server.port, device, startedAt });
 
   let server: ReturnType<typeof startAgentServer>;
   try {
@@ -105,26 +81,69 @@ export async function runAgent(opts: RunOptions): Promise<number> {
     log.info("sluice-agent stopped");
     done.resolve(code);
   };
+  const unhandle = handleSignals(
+    stop,
+    () => {
+      log.info("SIGHUP: passing it on to sluice (reload)");
+      supervisor.hup();
+    },
+    log,
+  );
+  supervisor.start();
+  const code = await done.promise;
+  unhandle();
+  return code;
+}
+
+/** `/health`: the agent itself, the sluice it supervises, and whether both are of one release. */
+function agentHealth(
+  supervisor: Supervisor,
+  a: { stopping: boolean; port: number | undefined; device: string; startedAt: Date },
+) {
+  const proxy = supervisor.snapshot();
+  const ok = proxy.state === "running";
+  return {
+    ok,
+    body: {
+      status: ok ? "ok" : "degraded",
+      agent: {
+        state: a.stopping ? "stopping" : "running",
+        pid: process.pid,
+        port: a.port,
+        device_id: a.device,
+        build_id: buildId(),
+        version: VERSION,
+        commit: GIT_COMMIT,
+        built_at: BUILT_AT,
+        started_at: a.startedAt.toISOString(),
+        uptime_s: Math.round((Date.now() - a.startedAt.getTime()) / 100) / 10,
+      },
+      proxy,
+      // Both binaries come from one release: a different version shows a half-done upgrade.
+      same_version: proxy.version === null ? null : proxy.version === VERSION,
+    },
+  };
+}
+
+/**
+ * SIGTERM and SIGINT stop the agent, SIGHUP goes on to sluice (a reload), an uncaught fault stops it
+ * with exit code 1. Returns what takes the signal handlers off again.
+ */
+function handleSignals(stop: (why: string, code: number) => Promise<void>, hup: () => void, log: Logger) {
   const onTerm = () => void stop("SIGTERM", 0);
   const onInt = () => void stop("SIGINT", 0);
-  const onHup = () => {
-    log.info("SIGHUP: passing it on to sluice (reload)");
-    supervisor.hup();
-  };
   const onFatal = (e: unknown) => {
     log.error(`sluice-agent failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
     void stop("error", 1);
   };
   process.on("SIGTERM", onTerm);
   process.on("SIGINT", onInt);
-  process.on("SIGHUP", onHup);
+  process.on("SIGHUP", hup);
   process.on("uncaughtException", onFatal);
   process.on("unhandledRejection", onFatal);
-
-  supervisor.start();
-  const code = await done.promise;
-  process.off("SIGTERM", onTerm);
-  process.off("SIGINT", onInt);
-  process.off("SIGHUP", onHup);
-  return code;
+  return () => {
+    process.off("SIGTERM", onTerm);
+    process.off("SIGINT", onInt);
+    process.off("SIGHUP", hup);
+  };
 }

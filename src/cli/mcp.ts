@@ -31,6 +31,7 @@ Options:
 const ACTIONS = new Set(["log", "alert", "redact", "block"]);
 const LEVEL_NAMES = new Set<string>(LEVELS);
 
+/** One case per flag of the usage above, in its order (which is why it is longer than most functions). */
 export function parseMcpArgs(argv: string[]): McpCliOptions {
   const o: McpCliOptions = {
     command: [],

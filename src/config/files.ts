@@ -68,7 +68,7 @@ export function configFiles(opts: LoadOptions = {}): { dir: string; files: strin
 
 /**
  * `configSchema.parse({})` written out, so that it needs no zod (test/config asserts that the two
- * are equal). A new object on every call: callers may change it.
+ * are equal): one line per key, hence its length. A new object on every call: callers may change it.
  */
 export function defaults(): Config {
   return {

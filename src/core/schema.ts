@@ -14,6 +14,11 @@ export const oneOf = <const T extends readonly string[]>(values: T, options: obj
 /** `s` or null. */
 export const nullable = <T extends TSchema>(s: T, options: object = {}) => t.Union([s, t.Null()], options);
 
+/** Text, text or null, a count (a whole number from 0). */
+export const text = t.String();
+export const maybeText = nullable(t.String());
+export const count = t.Integer({ minimum: 0 });
+
 /** An object with exactly these fields (an unknown field is an error where it is checked). */
 export const record = <P extends Record<string, TSchema>>(fields: P) =>
   t.Object(fields, { additionalProperties: false });

@@ -17,6 +17,7 @@ export interface ClientEntry {
   website: string;
 }
 
+/** The catalog as data, one entry per client (hence its length), with the setup for a proxy at `proxy`. */
 export function clientCatalog(proxy: string): ClientEntry[] {
   return [
     {

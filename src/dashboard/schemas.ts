@@ -5,7 +5,7 @@
  * API, its documentation (docs/api.md) and the UI cannot drift apart unnoticed.
  */
 import { type Static, type TSchema, Type as t } from "@sinclair/typebox";
-import { nullable, oneOf, record } from "../core/schema.ts";
+import { count, maybeText, nullable, oneOf, record, text } from "../core/schema.ts";
 import { ACTIONS, DETECTORS } from "../core/types.ts";
 import {
   AllowlistRecord,
@@ -20,9 +20,6 @@ import {
   WsConnectionRecord,
 } from "../store/records.ts";
 
-const text = t.String();
-const maybeText = nullable(t.String());
-const count = t.Integer({ minimum: 0 });
 const counts = t.Record(t.String(), count);
 
 /** A page of a list: `{<key>: items, total, limit, offset}`. */

@@ -36,17 +36,14 @@ export function toUri(file: string): string {
     .join("/");
 }
 
-export function renderSarif(r: ScanReport): string {
-  const ruleIds: string[] = [];
-  const index = new Map<string, number>();
+/** A finding's SARIF level ("none" is shown as a note). */
+const levelOf = (f: ScanReport["findings"][number]) =>
+  LEVEL[f.action] === "none" ? "note" : LEVEL[f.action];
+
+/** One `reportingDescriptor` per rule that found something, in the order of first finding. */
+function sarifRules(r: ScanReport, ruleIds: string[]) {
   const known = new Map<string, RuleDef>(r.rules.map((x) => [x.name, x]));
-  for (const f of r.findings) {
-    if (!index.has(f.rule)) {
-      index.set(f.rule, ruleIds.length);
-      ruleIds.push(f.rule);
-    }
-  }
-  const rules = ruleIds.map((id) => {
+  return ruleIds.map((id) => {
     const def = known.get(id);
     const f = r.findings.find((x) => x.rule === id)!;
     const severity = def?.severity ?? f.severity;
@@ -59,7 +56,7 @@ export function renderSarif(r: ScanReport): string {
       help: {
         text: `sluice found a ${f.detector} match of rule ${id}. Remove the value from the file (and rotate it if it is a credential), or add it to the baseline if it is known and accepted.`,
       },
-      defaultConfiguration: { level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action] },
+      defaultConfiguration: { level: levelOf(f) },
       properties: {
         tags: [...new Set(["security", f.detector, ...(def?.tags ?? [])])].slice(0, MAX_TAGS),
         "security-severity": SECURITY_SEVERITY[severity],
@@ -67,12 +64,15 @@ export function renderSarif(r: ScanReport): string {
       },
     };
   });
+}
+
+/** One `result` per finding shown, with its location and a fingerprint that survives line moves. */
+function sarifResults(shown: ScanReport["findings"], index: Map<string, number>) {
   const occurrences = new Map<string, number>();
-  const shown = r.findings.slice(0, MAX_RESULTS);
-  const results = shown.map((f) => ({
+  return shown.map((f) => ({
     ruleId: f.rule,
     ruleIndex: index.get(f.rule)!,
-    level: LEVEL[f.action] === "none" ? "note" : LEVEL[f.action],
+    level: levelOf(f),
     message: {
       text: `${f.severity} ${f.detector} finding (${f.finding_type}) matched by rule ${f.rule}: ${f.preview}. Action: ${f.action} (${actionSourceLabel(f.action_source, f.detector)}).`,
     },
@@ -102,19 +102,33 @@ export function renderSarif(r: ScanReport): string {
       detector: f.detector,
     },
   }));
+}
+
+/** Files that could not be read, and findings left out over GitHub's limit, as warnings. */
+function sarifNotifications(r: ScanReport, shown: number) {
   const notifications = r.files
     .filter((f) => f.error)
-    .map((f) => ({
-      level: "warning",
-      message: { text: `${f.file}: ${f.skipped}` },
-    }));
-  if (r.findings.length > shown.length)
+    .map((f) => ({ level: "warning", message: { text: `${f.file}: ${f.skipped}` } }));
+  if (r.findings.length > shown)
     notifications.push({
       level: "warning",
       message: {
-        text: `${r.findings.length - shown.length} findings left out (GitHub accepts ${MAX_RESULTS} per run)`,
+        text: `${r.findings.length - shown} findings left out (GitHub accepts ${MAX_RESULTS} per run)`,
       },
     });
+  return notifications;
+}
+
+export function renderSarif(r: ScanReport): string {
+  const ruleIds: string[] = [];
+  const index = new Map<string, number>();
+  for (const f of r.findings) {
+    if (!index.has(f.rule)) {
+      index.set(f.rule, ruleIds.length);
+      ruleIds.push(f.rule);
+    }
+  }
+  const shown = r.findings.slice(0, MAX_RESULTS);
   const root = pathToFileURL(r.cwd).href.replace(/\/?$/, "/");
   const sarif = {
     $schema: SARIF_SCHEMA,
@@ -126,7 +140,7 @@ export function renderSarif(r: ScanReport): string {
             name: "sluice",
             version: r.version,
             semanticVersion: r.version.replace(/[^0-9A-Za-z.+-].*$/, ""),
-            rules,
+            rules: sarifRules(r, ruleIds),
           },
         },
         originalUriBaseIds: { "%SRCROOT%": { uri: root } },
@@ -134,10 +148,10 @@ export function renderSarif(r: ScanReport): string {
           {
             executionSuccessful: true,
             workingDirectory: { uri: root },
-            toolExecutionNotifications: notifications,
+            toolExecutionNotifications: sarifNotifications(r, shown.length),
           },
         ],
-        results,
+        results: sarifResults(shown, index),
         columnKind: "utf16CodeUnits",
       },
     ],

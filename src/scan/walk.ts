@@ -97,28 +97,8 @@ export function walk(paths: string[], opts: WalkOptions = {}): WalkResult {
       continue;
     }
     if (!st.isDirectory()) continue;
-    const ig = new Ignore();
     const root = abs;
-    // .gitignore files of the repository above the scanned directory apply too.
-    const repo = findRepoRoot(abs);
-    if (repo) {
-      const exclude = readIfExists(join(repo, ".git", "info", "exclude"));
-      const chain: string[] = [];
-      for (let d = abs; ; d = dirname(d)) {
-        chain.unshift(d);
-        if (d === repo || dirname(d) === d) break;
-      }
-      const addAt = (text: string, d: string) => {
-        const prefix = relBase(root, d);
-        if (prefix) ig.addAncestor(text, prefix);
-        else ig.add(text, "");
-      };
-      if (exclude) addAt(exclude, repo);
-      for (const d of chain.slice(0, -1)) {
-        const text = readIfExists(join(d, ".gitignore"));
-        if (text) addAt(text, d);
-      }
-    }
+    const ig = ancestorIgnores(root);
     const walkDir = (dir: string, rel: string) => {
       const text = readIfExists(join(dir, ".gitignore"));
       if (text) ig.add(text, rel);
@@ -159,6 +139,33 @@ export function walk(paths: string[], opts: WalkOptions = {}): WalkResult {
     walkDir(root, "");
   }
   return { files: out, missing, ignored };
+}
+
+/**
+ * The ignore rules that apply to a scanned directory from above it: the repository's
+ * `.git/info/exclude` and the `.gitignore` files between the repository's root and the directory.
+ */
+function ancestorIgnores(root: string): Ignore {
+  const ig = new Ignore();
+  const repo = findRepoRoot(root);
+  if (!repo) return ig;
+  const addAt = (text: string, d: string) => {
+    const prefix = relBase(root, d);
+    if (prefix) ig.addAncestor(text, prefix);
+    else ig.add(text, "");
+  };
+  const exclude = readIfExists(join(repo, ".git", "info", "exclude"));
+  if (exclude) addAt(exclude, repo);
+  const chain: string[] = [];
+  for (let d = root; ; d = dirname(d)) {
+    chain.unshift(d);
+    if (d === repo || dirname(d) === d) break;
+  }
+  for (const d of chain.slice(0, -1)) {
+    const text = readIfExists(join(d, ".gitignore"));
+    if (text) addAt(text, d);
+  }
+  return ig;
 }
 
 /** The scan root's path relative to an ancestor directory, "/"-separated ("" when the same). */

@@ -7,7 +7,7 @@
  */
 import { type Static, Type as t } from "@sinclair/typebox";
 import { RULE_FIELDS } from "../core/rule.ts";
-import { nullable, oneOf, record } from "../core/schema.ts";
+import { count, maybeText, nullable, oneOf, record, text } from "../core/schema.ts";
 import {
   ACTION_SOURCES,
   ACTIONS,
@@ -19,10 +19,6 @@ import {
   UNSCANNED_REASONS,
 } from "../core/types.ts";
 import { ALLOWLIST_TYPES } from "./allowlists.ts";
-
-const text = t.String();
-const maybeText = nullable(t.String());
-const count = t.Integer({ minimum: 0 });
 
 export const FindingRecord = record({
   id: t.Integer(),
