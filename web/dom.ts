@@ -165,7 +165,56 @@ export function breakable(text: string): Child[] {
   return out;
 }
 
-/** Debounce for search boxes. */
+/** A page's heading row: the `<h1>` title, then what stands beside it (counts, buttons). */
+export function pageHead(title: Child, ...rest: Child[]): HTMLElement {
+  return h("div", { class: "page-head" }, h("h1", null, title), ...rest);
+}
+
+/** A term and its value in a `<dl class="kv">`: "—" for no value. */
+export function kv(k: string, v: unknown): HTMLElement[] {
+  return [h("dt", null, k), h("dd", null, v === null || v === undefined || v === "" ? "—" : String(v))];
+}
+
+/** A small toggle button: `aria-pressed` says whether its choice is the current one. */
+export function chip(
+  label: string,
+  pressed: boolean,
+  onclick: () => void,
+  props: Props = {},
+): HTMLButtonElement {
+  return h(
+    "button",
+    { class: "btn small", type: "button", "aria-pressed": pressed ? "true" : "false", ...props, onclick },
+    label,
+  );
+}
+
+/**
+ * One chip per choice, of which one is pressed: a click presses it, releases the others and calls
+ * `pick`. Each button carries its choice in `data-<key>`.
+ */
+export function choiceChips<T extends string | number>(
+  choices: readonly T[],
+  current: T,
+  key: string,
+  label: (c: T) => string,
+  pick: (c: T) => void,
+): HTMLButtonElement[] {
+  const buttons = choices.map((c) =>
+    chip(
+      label(c),
+      c === current,
+      () => {
+        for (const b of buttons)
+          b.setAttribute("aria-pressed", b.dataset[key] === String(c) ? "true" : "false");
+        pick(c);
+      },
+      { dataset: { [key]: String(c) } },
+    ),
+  );
+  return buttons;
+}
+
 /** A table in its scrolling wrapper: `head` the header cells, `body` what the tbody holds (the rows). */
 export function dataTable(props: Props | null, head: Child[], ...body: Child[]): HTMLElement {
   return h(
@@ -215,11 +264,41 @@ export function pageButtons(
   ];
 }
 
+/** The "Rows per page" choice of a paged table; `pick` receives the new page size. */
+export function pageSizeField(
+  id: string,
+  sizes: readonly number[],
+  limit: number,
+  pick: (limit: number) => void,
+): HTMLElement {
+  return field(
+    "Rows per page",
+    select("limit", sizes.map(String), String(limit), {
+      id,
+      onchange: (e: Event) => pick(Number((e.target as HTMLSelectElement).value)),
+    }),
+  );
+}
+
+/** Debounce for search boxes. */
 export function debounce<A extends unknown[]>(fn: (...a: A) => void, ms: number): (...a: A) => void {
   let t: ReturnType<typeof setTimeout> | undefined;
   return (...a: A) => {
     clearTimeout(t);
     t = setTimeout(() => fn(...a), ms);
+  };
+}
+
+/** `fn` once, `ms` after the first call of a burst: the calls until it runs add nothing (live refreshes). */
+export function coalesce(fn: () => void, ms: number): () => void {
+  let pending = false;
+  return () => {
+    if (pending) return;
+    pending = true;
+    setTimeout(() => {
+      pending = false;
+      fn();
+    }, ms);
   };
 }
 

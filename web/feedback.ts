@@ -14,6 +14,15 @@ export function fail(err: unknown) {
   toast(err instanceof Error ? err.message : String(err), "error");
 }
 
+/** Run `fn`; what it throws is shown in a toast. */
+export async function attempt(fn: () => Promise<unknown>): Promise<void> {
+  try {
+    await fn();
+  } catch (err) {
+    fail(err);
+  }
+}
+
 /** A modal yes/no question. Resolves true when confirmed. Escape or Cancel resolves false. */
 export function confirmDialog(
   title: string,
