@@ -3,6 +3,7 @@
  * control changes one of them (a `live` search box as the user types, after a pause), and the
  * non-empty values are the query the page sends, exports and writes back into the URL.
  */
+import { downloadUrl } from "./api.ts";
 import { type Child, debounce, field, h, select } from "./dom.ts";
 
 /** One filter: a select when it has `options`, else a text input (`search`: a search box). */
@@ -96,4 +97,26 @@ export function filterForm(label: string, ...children: Child[]): HTMLFormElement
     { class: "filters", role: "search", "aria-label": label, onsubmit: (e: Event) => e.preventDefault() },
     ...children,
   );
+}
+
+/**
+ * "Export CSV" and "Export JSON" of `path` (`/findings/export`): `update(query)` points them at the
+ * current filter. The files are named `<file>.csv` and `<file>.json`, the links' ids `<id>-csv`, `<id>-json`.
+ */
+export function exportLinks(path: string, file: string, id: string) {
+  const link = (format: "csv" | "json") =>
+    h(
+      "a",
+      { class: "btn", id: `${id}-${format}`, download: `${file}.${format}` },
+      `Export ${format.toUpperCase()}`,
+    );
+  const csv = link("csv");
+  const json = link("json");
+  return {
+    links: [csv, json],
+    update(query: Record<string, string>) {
+      csv.href = downloadUrl(path, { ...query, format: "csv" });
+      json.href = downloadUrl(path, { ...query, format: "json" });
+    },
+  };
 }

@@ -1,7 +1,7 @@
 /** The finding detail panel of the Findings page. */
 import { post, put } from "../api.ts";
-import { badge, type Child, h, when } from "../dom.ts";
-import { confirmDialog, fail, toast } from "../feedback.ts";
+import { badge, type Child, h, kv, when } from "../dom.ts";
+import { attempt, confirmDialog, toast } from "../feedback.ts";
 import { actionSourceLabel, type FindingDetail } from "../types.ts";
 
 const hashKv = (k: string, v: string | null) => [
@@ -28,12 +28,6 @@ export function previewToPattern(preview: string): string {
  */
 export function findingDetail(f: FindingDetail, onClose: () => void): Child[] {
   const system = f.transport === "system" || !f.preview || !f.rule;
-  const pattern = previewToPattern(f.preview);
-  const listType = f.detector === "pii" ? "pii" : "secrets";
-  const kv = (k: string, v: unknown) => [
-    h("dt", null, k),
-    h("dd", null, v === null || v === undefined || v === "" ? "—" : String(v)),
-  ];
   return [
     h(
       "div",
@@ -56,46 +50,9 @@ export function findingDetail(f: FindingDetail, onClose: () => void): Child[] {
     f.detector === "pii" || f.detector === "secrets"
       ? h("p", { class: "muted", id: "detail-skipped-note" }, SKIPPED_BY_DESIGN)
       : null,
-    h(
-      "dl",
-      { class: "kv" },
-      kv("Rule", f.rule),
-      kv("Action", `${f.action} (${actionSourceLabel(f.action_source, f.detector)})`),
-      kv("Also matched", (f.matched_rules ?? []).filter((r) => r !== f.rule).join(", ") || null),
-      kv("Detector", f.detector),
-      kv("Location", f.path),
-      kv("Offsets", `${f.start}–${f.end}`),
-      kv("Decoded from", f.decoded),
-      kv("Seen", `${f.seen_count} request${f.seen_count === 1 ? "" : "s"}`),
-      kv("First seen", when(f.ts)),
-      kv("Last seen", when(f.last_seen)),
-      kv("Provider", f.provider),
-      kv("Model", f.model),
-      kv("Client", f.client_name || f.client),
-      kv("Request", f.request_id),
-      kv("Transport", f.transport),
-    ),
+    facts(f),
     h("h3", null, "Session context"),
-    h(
-      "dl",
-      { class: "kv" },
-      [
-        h("dt", null, "Session"),
-        h(
-          "dd",
-          null,
-          h("a", { href: `#/sessions/${encodeURIComponent(f.session_id)}`, class: "mono" }, f.session_id),
-        ),
-      ],
-      kv("Account", f.account_id),
-      kv("Device", f.device_id),
-      kv("Source IP", f.source_ip),
-      kv("Working directory", f.working_directory),
-      kv("Git branch", f.git_branch),
-      kv("OS", f.os_platform),
-      hashKv("Content hash", f.content_hash),
-      hashKv("Value hash", f.value_hash),
-    ),
+    sessionContext(f),
     h("h3", null, "Tune"),
     system
       ? h(
@@ -104,64 +61,103 @@ export function findingDetail(f: FindingDetail, onClose: () => void): Child[] {
           "A system event (mode change or scan error): there is no value or rule to tune.",
         )
       : null,
+    h("div", { class: "row", hidden: system }, tuneButtons(f)),
+  ];
+}
+
+/** What matched, where, how it was acted on, and the request it came in. */
+function facts(f: FindingDetail): HTMLElement {
+  return h(
+    "dl",
+    { class: "kv" },
+    kv("Rule", f.rule),
+    kv("Action", `${f.action} (${actionSourceLabel(f.action_source, f.detector)})`),
+    kv("Also matched", (f.matched_rules ?? []).filter((r) => r !== f.rule).join(", ") || null),
+    kv("Detector", f.detector),
+    kv("Location", f.path),
+    kv("Offsets", `${f.start}–${f.end}`),
+    kv("Decoded from", f.decoded),
+    kv("Seen", `${f.seen_count} request${f.seen_count === 1 ? "" : "s"}`),
+    kv("First seen", when(f.ts)),
+    kv("Last seen", when(f.last_seen)),
+    kv("Provider", f.provider),
+    kv("Model", f.model),
+    kv("Client", f.client_name || f.client),
+    kv("Request", f.request_id),
+    kv("Transport", f.transport),
+  );
+}
+
+function sessionContext(f: FindingDetail): HTMLElement {
+  return h(
+    "dl",
+    { class: "kv" },
+    [
+      h("dt", null, "Session"),
+      h(
+        "dd",
+        null,
+        h("a", { href: `#/sessions/${encodeURIComponent(f.session_id)}`, class: "mono" }, f.session_id),
+      ),
+    ],
+    kv("Account", f.account_id),
+    kv("Device", f.device_id),
+    kv("Source IP", f.source_ip),
+    kv("Working directory", f.working_directory),
+    kv("Git branch", f.git_branch),
+    kv("OS", f.os_platform),
+    hashKv("Content hash", f.content_hash),
+    hashKv("Value hash", f.value_hash),
+  );
+}
+
+/** Allowlist the value's pattern (saying first how many recent findings it matches), disable the rule, open it. */
+function tuneButtons(f: FindingDetail): HTMLElement[] {
+  const pattern = previewToPattern(f.preview);
+  const listType = f.detector === "pii" ? "pii" : "secrets";
+  const allowlist = async () => {
+    let note = "";
+    try {
+      const t = await post<{ match_count: number }>("/allowlists/test", { pattern });
+      note = ` It matches ${t.match_count} recent finding${t.match_count === 1 ? "" : "s"}.`;
+    } catch {
+      /* the test is informative only */
+    }
+    const ok = await confirmDialog(
+      "Allowlist this value pattern?",
+      `Values matching ${pattern} will no longer be reported as ${listType}.${note}`,
+      "Add to allowlist",
+    );
+    if (!ok) return;
+    await attempt(async () => {
+      await post("/allowlists", { type: listType, pattern });
+      toast(`Allowlisted ${pattern} (${listType}).`);
+    });
+  };
+  const disable = async () => {
+    const ok = await confirmDialog(
+      `Disable rule ${f.rule}?`,
+      "The rule stops matching on the next request. You can enable it again on the Rules page.",
+      "Disable rule",
+      true,
+    );
+    if (!ok) return;
+    await attempt(async () => {
+      await put(`/rules/${encodeURIComponent(f.rule)}`, { enabled: false });
+      toast(`Rule ${f.rule} disabled.`);
+    });
+  };
+  return [
     h(
-      "div",
-      { class: "row", hidden: system },
-      h(
-        "button",
-        {
-          class: "btn",
-          type: "button",
-          id: "allowlist-value",
-          onclick: async () => {
-            let note = "";
-            try {
-              const t = await post<{ match_count: number }>("/allowlists/test", { pattern });
-              note = ` It matches ${t.match_count} recent finding${t.match_count === 1 ? "" : "s"}.`;
-            } catch {
-              /* the test is informative only */
-            }
-            const ok = await confirmDialog(
-              "Allowlist this value pattern?",
-              `Values matching ${pattern} will no longer be reported as ${listType}.${note}`,
-              "Add to allowlist",
-            );
-            if (!ok) return;
-            try {
-              await post("/allowlists", { type: listType, pattern });
-              toast(`Allowlisted ${pattern} (${listType}).`);
-            } catch (err) {
-              fail(err);
-            }
-          },
-        },
-        `Allowlist ${pattern}`,
-      ),
-      h(
-        "button",
-        {
-          class: "btn danger",
-          type: "button",
-          id: "disable-rule",
-          onclick: async () => {
-            const ok = await confirmDialog(
-              `Disable rule ${f.rule}?`,
-              "The rule stops matching on the next request. You can enable it again on the Rules page.",
-              "Disable rule",
-              true,
-            );
-            if (!ok) return;
-            try {
-              await put(`/rules/${encodeURIComponent(f.rule)}`, { enabled: false });
-              toast(`Rule ${f.rule} disabled.`);
-            } catch (err) {
-              fail(err);
-            }
-          },
-        },
-        "Disable rule",
-      ),
-      h("a", { class: "btn", href: `#/rules?q=${encodeURIComponent(f.rule)}` }, "Open rule"),
+      "button",
+      { class: "btn", type: "button", id: "allowlist-value", onclick: allowlist },
+      `Allowlist ${pattern}`,
     ),
+    h(
+      "button",
+      { class: "btn danger", type: "button", id: "disable-rule", onclick: disable },
+      "Disable rule",
+    ),
+    h("a", { class: "btn", href: `#/rules?q=${encodeURIComponent(f.rule)}` }, "Open rule"),
   ];
 }
