@@ -302,6 +302,11 @@ export function coalesce(fn: () => void, ms: number): () => void {
   };
 }
 
+/** The first characters of a session id, enough to tell sessions apart (the full id goes in a title). */
+export function shortId(id: string): string {
+  return id.length > 14 ? `${id.slice(0, 12)}…` : id;
+}
+
 /** A masked preview with long runs of `*` shortened for tables: `ghp_****…****kPUh`. */
 export function shortPreview(preview: string): string {
   return preview.replace(/\*{9,}/g, "****…****");

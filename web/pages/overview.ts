@@ -5,7 +5,7 @@
 import { BUS_EVENTS } from "../../src/core/bus.ts";
 import { get } from "../api.ts";
 import { breakdown, severityStack, trendChart } from "../charts.ts";
-import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortPreview } from "../dom.ts";
+import { ago, badge, connectHint, dataTable, empty, h, mount, num, shortId, shortPreview } from "../dom.ts";
 import { type LiveEvent, onLive } from "../live.ts";
 import { currentStatus, type PageCtx, proxyUrl } from "../state.ts";
 import type { AuditEntry, AuditStatus, Finding, Pipeline, Session, Stats, Status } from "../types.ts";
@@ -342,10 +342,6 @@ function statusLine(): string {
   const st = currentStatus();
   if (!st) return "";
   return `proxy ${st.bind}:${st.proxy_port} · ${st.version} · up ${Math.round(st.uptime / 60)} min`;
-}
-
-export function shortId(id: string): string {
-  return id.length > 14 ? `${id.slice(0, 12)}…` : id;
 }
 
 function feedItem(ev: LiveEvent): HTMLElement {

@@ -1,4 +1,4 @@
-/** Sessions: the list, and one session's findings and requests. */
+/** Sessions: the list, and one session's context, findings and requests. */
 import { get } from "../api.ts";
 import { severityStack } from "../charts.ts";
 import {
@@ -9,8 +9,11 @@ import {
   dataTable,
   empty,
   h,
+  kv,
   mount,
   num,
+  pageHead,
+  shortId,
   shortPreview,
   when,
 } from "../dom.ts";
@@ -31,10 +34,8 @@ export async function sessionsPage(ctx: PageCtx) {
   const sev = new Map(dash.sessions.map((s) => [s.session_id, s.severity]));
   mount(
     ctx.root,
-    h(
-      "div",
-      { class: "page-head" },
-      h("h1", null, "Sessions"),
+    pageHead(
+      "Sessions",
       h(
         "span",
         { class: "muted" },
@@ -51,77 +52,68 @@ export async function sessionsPage(ctx: PageCtx) {
             h("th", { scope: "col", class: "num" }, "Findings"),
             h("th", { scope: "col" }, "Severity (24 h)"),
           ],
-          list.sessions.map((s) =>
-            h(
-              "tr",
-              null,
-              h(
-                "td",
-                null,
-                h(
-                  "a",
-                  {
-                    class: "mono id",
-                    href: `#/sessions/${encodeURIComponent(s.session_id)}`,
-                    title: s.session_id,
-                  },
-                  short(s.session_id),
-                ),
-              ),
-              // The tool, then where it went: provider and model.
-              h(
-                "td",
-                null,
-                h("span", { class: "nowrap" }, s.client ?? "—"),
-                h("div", { class: "muted sub" }, [s.provider, s.model].filter(Boolean).join(" · ")),
-              ),
-              h("td", { class: "mono" }, s.working_directory ? breakable(s.working_directory) : "—"),
-              h("td", null, s.git_branch ? breakable(s.git_branch) : "—"),
-              h(
-                "td",
-                { class: "when", title: `${when(s.first_seen)} to ${when(s.last_seen)}` },
-                ago(s.last_seen),
-                h("div", { class: "muted sub" }, `since ${ago(s.first_seen)}`),
-              ),
-              h("td", { class: "num" }, num(s.request_count)),
-              h("td", { class: "num" }, num(s.finding_count)),
-              h(
-                "td",
-                null,
-                sev.has(s.session_id)
-                  ? severityStack(sev.get(s.session_id))
-                  : h("span", { class: "muted" }, "—"),
-              ),
-            ),
-          ),
+          list.sessions.map((s) => sessionRow(s, sev)),
         ),
-    list.total > PAGE
-      ? h(
-          "div",
-          { class: "pager" },
-          h(
-            "span",
-            { class: "muted" },
-            `${offset + 1}–${offset + list.sessions.length} of ${num(list.total)}`,
-          ),
-          h(
-            "a",
-            { class: "btn", href: `#/sessions?offset=${Math.max(0, offset - PAGE)}`, hidden: offset === 0 },
-            "← Newer",
-          ),
-          h(
-            "a",
-            { class: "btn", href: `#/sessions?offset=${offset + PAGE}`, hidden: offset + PAGE >= list.total },
-            "Older →",
-          ),
-        )
-      : null,
+    list.total > PAGE ? sessionsPager(offset, list) : null,
   );
 }
 
-/** The first characters of a session id, enough to tell sessions apart; the full id is in the link's title. */
-function short(id: string) {
-  return id.length > 14 ? `${id.slice(0, 12)}…` : id;
+/** `sev`: the severity mix of the sessions active in the last 24 hours. */
+function sessionRow(s: Session, sev: Map<string, Session["severity"]>): HTMLElement {
+  return h(
+    "tr",
+    null,
+    h(
+      "td",
+      null,
+      h(
+        "a",
+        { class: "mono id", href: `#/sessions/${encodeURIComponent(s.session_id)}`, title: s.session_id },
+        shortId(s.session_id),
+      ),
+    ),
+    // The tool, then where it went: provider and model.
+    h(
+      "td",
+      null,
+      h("span", { class: "nowrap" }, s.client ?? "—"),
+      h("div", { class: "muted sub" }, [s.provider, s.model].filter(Boolean).join(" · ")),
+    ),
+    h("td", { class: "mono" }, s.working_directory ? breakable(s.working_directory) : "—"),
+    h("td", null, s.git_branch ? breakable(s.git_branch) : "—"),
+    h(
+      "td",
+      { class: "when", title: `${when(s.first_seen)} to ${when(s.last_seen)}` },
+      ago(s.last_seen),
+      h("div", { class: "muted sub" }, `since ${ago(s.first_seen)}`),
+    ),
+    h("td", { class: "num" }, num(s.request_count)),
+    h("td", { class: "num" }, num(s.finding_count)),
+    h(
+      "td",
+      null,
+      sev.has(s.session_id) ? severityStack(sev.get(s.session_id)) : h("span", { class: "muted" }, "—"),
+    ),
+  );
+}
+
+/** Newer and older pages as links, so that each page has its own address. */
+function sessionsPager(offset: number, list: List & { sessions: Session[] }): HTMLElement {
+  return h(
+    "div",
+    { class: "pager" },
+    h("span", { class: "muted" }, `${offset + 1}–${offset + list.sessions.length} of ${num(list.total)}`),
+    h(
+      "a",
+      { class: "btn", href: `#/sessions?offset=${Math.max(0, offset - PAGE)}`, hidden: offset === 0 },
+      "← Newer",
+    ),
+    h(
+      "a",
+      { class: "btn", href: `#/sessions?offset=${offset + PAGE}`, hidden: offset + PAGE >= list.total },
+      "Older →",
+    ),
+  );
 }
 
 async function sessionDetail(ctx: PageCtx, id: string) {
@@ -131,104 +123,106 @@ async function sessionDetail(ctx: PageCtx, id: string) {
     get<List & { sessions: Session[] }>("/sessions", { limit: 100 }),
   ]);
   if (ctx.left()) return;
-  const s = sessions.sessions.find((x) => x.session_id === id);
-  const kv = (k: string, v: unknown) => [
-    h("dt", null, k),
-    h("dd", null, v === null || v === undefined || v === "" ? "—" : String(v)),
-  ];
   mount(
     ctx.root,
     h("p", null, h("a", { href: "#/sessions" }, "← All sessions")),
-    h("div", { class: "page-head" }, h("h1", null, "Session ", h("span", { class: "mono" }, id))),
+    pageHead(["Session ", h("span", { class: "mono" }, id)]),
     h(
       "div",
       { class: "stack" },
-      h(
-        "section",
-        { class: "panel", "aria-labelledby": "sc-title" },
-        h("h2", { id: "sc-title" }, "Context"),
-        s
-          ? h(
-              "dl",
-              { class: "kv wide" },
-              kv("Client", s.client),
-              kv("Provider", s.provider),
-              kv("Model", s.model),
-              kv("Account", s.account_id),
-              kv("Device", s.device_id),
-              kv("Project", s.working_directory),
-              kv("Branch", s.git_branch),
-              kv("First seen", when(s.first_seen)),
-              kv("Last seen", when(s.last_seen)),
-              kv("Requests", s.request_count),
-              kv("Findings", s.finding_count),
-            )
-          : h("p", { class: "muted" }, "This session is not among the 100 most recent."),
-      ),
-      h(
-        "div",
-        { class: "stack" },
-        h(
-          "section",
-          { class: "panel", "aria-labelledby": "sf-title" },
-          h(
-            "div",
-            { class: "row", style: "justify-content:space-between" },
-            h("h2", { id: "sf-title" }, `Findings (${num(findings.total)})`),
-            h("a", { href: `#/findings?session_id=${encodeURIComponent(id)}` }, "Open in Findings"),
-          ),
-          findings.findings.length === 0
-            ? h("p", { class: "muted" }, "No findings in this session.")
-            : dataTable(
-                null,
-                [
-                  ["When", "Severity", "Type", "Preview", "Location", "Action"].map((t) =>
-                    h("th", { scope: "col" }, t),
-                  ),
-                ],
-                findings.findings.map((f) =>
-                  h(
-                    "tr",
-                    null,
-                    h("td", null, h("a", { href: `#/findings/${f.id}` }, ago(f.ts))),
-                    h("td", null, badge(f.severity)),
-                    h("td", null, f.finding_type),
-                    h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
-                    h("td", { class: "mono" }, f.path),
-                    h("td", null, badge(f.action)),
-                  ),
-                ),
-              ),
-        ),
-        h(
-          "section",
-          { class: "panel", "aria-labelledby": "sr-title" },
-          h("h2", { id: "sr-title" }, `Requests (${num(audit.total)})`),
-          audit.entries.length === 0
-            ? h("p", { class: "muted" }, "No requests recorded for this session.")
-            : dataTable(
-                null,
-                [
-                  ["When", "Request", "Model", "Action", "Status"].map((t) => h("th", { scope: "col" }, t)),
-                  h("th", { class: "num", scope: "col" }, "Findings"),
-                  h("th", { class: "num", scope: "col" }, "Duration"),
-                ],
-                audit.entries.map((e) =>
-                  h(
-                    "tr",
-                    null,
-                    h("td", { title: when(e.ts) }, ago(e.ts)),
-                    h("td", { class: "mono" }, `${e.method} ${e.path}`),
-                    h("td", null, e.model ?? "—"),
-                    h("td", null, badge(e.action)),
-                    h("td", null, e.upstream_status === null ? (e.error ?? "—") : String(e.upstream_status)),
-                    h("td", { class: "num" }, num(e.finding_count)),
-                    h("td", { class: "num" }, `${Math.round(e.duration_ms)} ms`),
-                  ),
-                ),
-              ),
-        ),
-      ),
+      sessionContext(sessions.sessions.find((x) => x.session_id === id)),
+      h("div", { class: "stack" }, sessionFindings(id, findings), sessionRequests(audit)),
     ),
+  );
+}
+
+function sessionContext(s: Session | undefined): HTMLElement {
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "sc-title" },
+    h("h2", { id: "sc-title" }, "Context"),
+    s
+      ? h(
+          "dl",
+          { class: "kv wide" },
+          kv("Client", s.client),
+          kv("Provider", s.provider),
+          kv("Model", s.model),
+          kv("Account", s.account_id),
+          kv("Device", s.device_id),
+          kv("Project", s.working_directory),
+          kv("Branch", s.git_branch),
+          kv("First seen", when(s.first_seen)),
+          kv("Last seen", when(s.last_seen)),
+          kv("Requests", s.request_count),
+          kv("Findings", s.finding_count),
+        )
+      : h("p", { class: "muted" }, "This session is not among the 100 most recent."),
+  );
+}
+
+function sessionFindings(id: string, findings: List & { findings: Finding[] }): HTMLElement {
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "sf-title" },
+    h(
+      "div",
+      { class: "row", style: "justify-content:space-between" },
+      h("h2", { id: "sf-title" }, `Findings (${num(findings.total)})`),
+      h("a", { href: `#/findings?session_id=${encodeURIComponent(id)}` }, "Open in Findings"),
+    ),
+    findings.findings.length === 0
+      ? h("p", { class: "muted" }, "No findings in this session.")
+      : dataTable(
+          null,
+          [
+            ["When", "Severity", "Type", "Preview", "Location", "Action"].map((t) =>
+              h("th", { scope: "col" }, t),
+            ),
+          ],
+          findings.findings.map((f) =>
+            h(
+              "tr",
+              null,
+              h("td", null, h("a", { href: `#/findings/${f.id}` }, ago(f.ts))),
+              h("td", null, badge(f.severity)),
+              h("td", null, f.finding_type),
+              h("td", null, h("code", { title: f.preview }, shortPreview(f.preview))),
+              h("td", { class: "mono" }, f.path),
+              h("td", null, badge(f.action)),
+            ),
+          ),
+        ),
+  );
+}
+
+function sessionRequests(audit: List & { entries: AuditEntry[] }): HTMLElement {
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": "sr-title" },
+    h("h2", { id: "sr-title" }, `Requests (${num(audit.total)})`),
+    audit.entries.length === 0
+      ? h("p", { class: "muted" }, "No requests recorded for this session.")
+      : dataTable(
+          null,
+          [
+            ["When", "Request", "Model", "Action", "Status"].map((t) => h("th", { scope: "col" }, t)),
+            h("th", { class: "num", scope: "col" }, "Findings"),
+            h("th", { class: "num", scope: "col" }, "Duration"),
+          ],
+          audit.entries.map((e) =>
+            h(
+              "tr",
+              null,
+              h("td", { title: when(e.ts) }, ago(e.ts)),
+              h("td", { class: "mono" }, `${e.method} ${e.path}`),
+              h("td", null, e.model ?? "—"),
+              h("td", null, badge(e.action)),
+              h("td", null, e.upstream_status === null ? (e.error ?? "—") : String(e.upstream_status)),
+              h("td", { class: "num" }, num(e.finding_count)),
+              h("td", { class: "num" }, `${Math.round(e.duration_ms)} ms`),
+            ),
+          ),
+        ),
   );
 }
