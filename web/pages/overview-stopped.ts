@@ -3,8 +3,8 @@
  * (`/stats` `request_actions`), and per tool and per project for the period chosen. Each count
  * links to the audit entries it counts.
  */
-import { breakable, dataTable, h, mount, num } from "../dom.ts";
-import type { ActionCounts, RequestActions } from "../types.ts";
+import { breakable, choiceChips, dataTable, h, mount, num } from "../dom.ts";
+import type { ActionCounts, ActionWindow, RequestActions } from "../types.ts";
 
 type Period = "today" | "week";
 
@@ -30,66 +30,20 @@ export function stoppedPanel(initial: RequestActions): StoppedPanel {
   let period: Period = "today";
   const cards = h("div", { class: "grid cols-3 stopped-cards" });
   const tables = h("div", { class: "grid cols-2" });
-  const periodButtons = (Object.keys(PERIODS) as Period[]).map((p) =>
-    h(
-      "button",
-      {
-        class: "btn small",
-        type: "button",
-        "aria-pressed": p === period ? "true" : "false",
-        dataset: { period: p },
-        onclick: () => {
-          period = p;
-          for (const b of periodButtons)
-            b.setAttribute("aria-pressed", b.dataset.period === p ? "true" : "false");
-          render();
-        },
-      },
-      PERIODS[p].label,
-    ),
-  );
   const render = () => {
-    mount(
-      cards,
-      ACTIONS.map(([action, label]) =>
-        h(
-          "div",
-          { class: "card stopped-card", id: `stopped-${action}` },
-          h("div", { class: "card-label" }, label),
-          (["today", "week"] as const).map((p) => {
-            const n = actions[p][action];
-            return h(
-              "a",
-              {
-                class: `stopped-count stopped-${p}`,
-                href: `#/audit?action=${action}&days=${PERIODS[p].days}`,
-                "aria-label": `${label}: ${num(n)} ${PERIODS[p].words}`,
-              },
-              h("strong", { class: "count" }, num(n)),
-              ` ${PERIODS[p].words}`,
-            );
-          }),
-        ),
-      ),
-    );
-    const w = actions[period];
-    const words = PERIODS[period].words;
-    mount(
-      tables,
-      breakdownTable("stopped-by-tool", `By tool, ${words}`, "Tool", w.by_client, (r) =>
-        h(
-          "a",
-          { href: `#/audit?client=${encodeURIComponent(r.client)}&days=${PERIODS[period].days}` },
-          r.client || "unknown",
-        ),
-      ),
-      breakdownTable("stopped-by-project", `By project, ${words}`, "Project", w.by_project, (r) =>
-        r.project === null
-          ? h("span", { class: "muted" }, "not named")
-          : h("span", { class: "mono" }, breakable(r.project)),
-      ),
-    );
+    mount(cards, actionCards(actions));
+    mount(tables, windowTables(actions[period], period));
   };
+  const periodButtons = choiceChips(
+    Object.keys(PERIODS) as Period[],
+    period,
+    "period",
+    (p) => PERIODS[p].label,
+    (p) => {
+      period = p;
+      render();
+    },
+  );
   render();
   const el = h(
     "section",
@@ -119,6 +73,49 @@ export function stoppedPanel(initial: RequestActions): StoppedPanel {
       render();
     },
   };
+}
+
+/** A card per action with its counts today and this week, each a link to the audit entries it counts. */
+function actionCards(actions: RequestActions): HTMLElement[] {
+  return ACTIONS.map(([action, label]) =>
+    h(
+      "div",
+      { class: "card stopped-card", id: `stopped-${action}` },
+      h("div", { class: "card-label" }, label),
+      (["today", "week"] as const).map((p) => {
+        const n = actions[p][action];
+        return h(
+          "a",
+          {
+            class: `stopped-count stopped-${p}`,
+            href: `#/audit?action=${action}&days=${PERIODS[p].days}`,
+            "aria-label": `${label}: ${num(n)} ${PERIODS[p].words}`,
+          },
+          h("strong", { class: "count" }, num(n)),
+          ` ${PERIODS[p].words}`,
+        );
+      }),
+    ),
+  );
+}
+
+/** The period's counts per tool (each a link to its audit entries) and per project. */
+function windowTables(w: ActionWindow, period: Period): HTMLElement[] {
+  const words = PERIODS[period].words;
+  return [
+    breakdownTable("stopped-by-tool", `By tool, ${words}`, "Tool", w.by_client, (r) =>
+      h(
+        "a",
+        { href: `#/audit?client=${encodeURIComponent(r.client)}&days=${PERIODS[period].days}` },
+        r.client || "unknown",
+      ),
+    ),
+    breakdownTable("stopped-by-project", `By project, ${words}`, "Project", w.by_project, (r) =>
+      r.project === null
+        ? h("span", { class: "muted" }, "not named")
+        : h("span", { class: "mono" }, breakable(r.project)),
+    ),
+  ];
 }
 
 /** One table of a window's counts per tool or per project, titled `title`. */
