@@ -1,7 +1,7 @@
 /** Allowlists: config entries read-only, API entries editable, and the test box. */
 import { del, get, post } from "../api.ts";
-import { ago, badge, field, h, mount, select, shortPreview } from "../dom.ts";
-import { confirmDialog, fail, toast } from "../feedback.ts";
+import { ago, badge, field, h, mount, pageHead, select, shortPreview } from "../dom.ts";
+import { attempt, confirmDialog, fail, toast } from "../feedback.ts";
 import type { PageCtx } from "../state.ts";
 import type { AllowEntry, Allowlists, Finding } from "../types.ts";
 
@@ -11,73 +11,94 @@ const TYPES = [
   ["paths", "Paths", "JSON paths or file globs never scanned (e.g. tools[*].description)."],
 ] as const;
 
+interface TestAnswer {
+  value_match: boolean;
+  matches: Finding[];
+  match_count: number;
+}
+
 export async function allowlistsPage(ctx: PageCtx) {
   const listsBox = h("div", { class: "grid cols-3" });
-
   const load = async () => {
     const lists = await get<Allowlists>("/allowlists");
     if (ctx.left()) return;
     mount(
       listsBox,
-      TYPES.map(([key, title, help]) => {
-        const entries: AllowEntry[] = lists[key] ?? [];
-        return h(
-          "section",
-          { class: "panel", "aria-labelledby": `al-${key}` },
-          h("h2", { id: `al-${key}` }, title),
-          h("p", { class: "muted" }, help),
-          entries.length === 0
-            ? h("p", { class: "muted" }, "No entries.")
-            : h(
-                "ul",
-                { class: "bars", id: `allowlist-${key}` },
-                entries.map((e) =>
-                  h(
-                    "li",
-                    { style: "grid-template-columns:minmax(0,1fr) auto auto" },
-                    h("code", { class: "bar-label", title: e.pattern }, e.pattern),
-                    e.source === "config" ? badge("config", "info") : badge("api", "on"),
-                    e.source === "api" && e.id !== undefined
-                      ? h(
-                          "button",
-                          {
-                            class: "btn small danger",
-                            type: "button",
-                            "aria-label": `Remove ${e.pattern} from ${title}`,
-                            onclick: async () => {
-                              if (
-                                !(await confirmDialog(
-                                  "Remove allowlist entry?",
-                                  `${e.pattern} will be reported again.`,
-                                  "Remove",
-                                  true,
-                                ))
-                              )
-                                return;
-                              try {
-                                await del(`/allowlists/${e.id}`);
-                                toast(`Removed ${e.pattern}.`);
-                                await load();
-                              } catch (err) {
-                                fail(err);
-                              }
-                            },
-                          },
-                          "Remove",
-                        )
-                      : h(
-                          "span",
-                          { class: "muted", title: "Edit the YAML file to change config entries" },
-                          "read-only",
-                        ),
-                  ),
-                ),
-              ),
-        );
-      }),
+      TYPES.map(([key, title, help]) => listPanel(key, title, help, lists[key] ?? [], load)),
     );
   };
+  mount(
+    ctx.root,
+    pageHead("Allowlists"),
+    listsBox,
+    h("div", { class: "grid cols-2" }, addForm(load), testForm()),
+  );
+  await load();
+}
 
+/** One list's entries: those from the API can be removed, those from the config file are read-only. */
+function listPanel(
+  key: string,
+  title: string,
+  help: string,
+  entries: AllowEntry[],
+  reload: () => Promise<void>,
+) {
+  const remove = async (e: AllowEntry) => {
+    if (
+      !(await confirmDialog(
+        "Remove allowlist entry?",
+        `${e.pattern} will be reported again.`,
+        "Remove",
+        true,
+      ))
+    )
+      return;
+    await attempt(async () => {
+      await del(`/allowlists/${e.id}`);
+      toast(`Removed ${e.pattern}.`);
+      await reload();
+    });
+  };
+  return h(
+    "section",
+    { class: "panel", "aria-labelledby": `al-${key}` },
+    h("h2", { id: `al-${key}` }, title),
+    h("p", { class: "muted" }, help),
+    entries.length === 0
+      ? h("p", { class: "muted" }, "No entries.")
+      : h(
+          "ul",
+          { class: "bars", id: `allowlist-${key}` },
+          entries.map((e) =>
+            h(
+              "li",
+              { style: "grid-template-columns:minmax(0,1fr) auto auto" },
+              h("code", { class: "bar-label", title: e.pattern }, e.pattern),
+              e.source === "config" ? badge("config", "info") : badge("api", "on"),
+              e.source === "api" && e.id !== undefined
+                ? h(
+                    "button",
+                    {
+                      class: "btn small danger",
+                      type: "button",
+                      "aria-label": `Remove ${e.pattern} from ${title}`,
+                      onclick: () => remove(e),
+                    },
+                    "Remove",
+                  )
+                : h(
+                    "span",
+                    { class: "muted", title: "Edit the YAML file to change config entries" },
+                    "read-only",
+                  ),
+            ),
+          ),
+        ),
+  );
+}
+
+function addForm(reload: () => Promise<void>): HTMLFormElement {
   const addType = select(
     "type",
     TYPES.map(([k, t]) => [k, t] as [string, string]),
@@ -91,23 +112,18 @@ export async function allowlistsPage(ctx: PageCtx) {
     placeholder: "AKIA*EXAMPLE",
     class: "mono",
   });
-  const addForm = h(
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    await attempt(async () => {
+      await post("/allowlists", { type: addType.value, pattern: addPattern.value.trim() });
+      toast(`Added ${addPattern.value.trim()}.`);
+      addPattern.value = "";
+      await reload();
+    });
+  };
+  return h(
     "form",
-    {
-      class: "panel",
-      "aria-labelledby": "al-add-title",
-      onsubmit: async (e: Event) => {
-        e.preventDefault();
-        try {
-          await post("/allowlists", { type: addType.value, pattern: addPattern.value.trim() });
-          toast(`Added ${addPattern.value.trim()}.`);
-          addPattern.value = "";
-          await load();
-        } catch (err) {
-          fail(err);
-        }
-      },
-    },
+    { class: "panel", "aria-labelledby": "al-add-title", onsubmit: submit },
     h("h2", { id: "al-add-title" }, "Add an entry"),
     h(
       "div",
@@ -122,7 +138,10 @@ export async function allowlistsPage(ctx: PageCtx) {
       "Entries added here take effect on the next request. Entries from the config file are read-only here.",
     ),
   );
+}
 
+/** Test a pattern: does a value match it, and which recent findings would it allowlist. */
+function testForm(): HTMLFormElement {
   const tPattern = h("input", {
     type: "text",
     id: "al-test-pattern",
@@ -137,62 +156,21 @@ export async function allowlistsPage(ctx: PageCtx) {
     class: "mono",
   });
   const tOut = h("div", { id: "al-test-result", "aria-live": "polite" });
-  const testForm = h(
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    try {
+      const r = await post<TestAnswer>("/allowlists/test", {
+        pattern: tPattern.value,
+        value: tValue.value || undefined,
+      });
+      mount(tOut, ...testResult(r, tValue.value !== ""));
+    } catch (err) {
+      fail(err);
+    }
+  };
+  return h(
     "form",
-    {
-      class: "panel",
-      "aria-labelledby": "al-test-title",
-      onsubmit: async (e: Event) => {
-        e.preventDefault();
-        try {
-          const r = await post<{ value_match: boolean; matches: Finding[]; match_count: number }>(
-            "/allowlists/test",
-            {
-              pattern: tPattern.value,
-              value: tValue.value || undefined,
-            },
-          );
-          mount(
-            tOut,
-            tValue.value
-              ? h(
-                  "p",
-                  null,
-                  r.value_match ? badge("value matches", "on") : badge("value does not match", "off"),
-                )
-              : null,
-            h(
-              "p",
-              null,
-              `${r.match_count} recent finding${r.match_count === 1 ? "" : "s"} would be allowlisted.`,
-            ),
-            r.matches.length
-              ? h(
-                  "ul",
-                  { class: "bars" },
-                  r.matches.map((f) =>
-                    h(
-                      "li",
-                      { style: "grid-template-columns:auto minmax(0,1fr) auto" },
-                      badge(f.severity),
-                      h(
-                        "span",
-                        null,
-                        h("a", { href: `#/findings/${f.id}` }, f.finding_type),
-                        " ",
-                        h("code", { title: f.preview }, shortPreview(f.preview)),
-                      ),
-                      h("span", { class: "muted" }, ago(f.ts)),
-                    ),
-                  ),
-                )
-              : null,
-          );
-        } catch (err) {
-          fail(err);
-        }
-      },
-    },
+    { class: "panel", "aria-labelledby": "al-test-title", onsubmit: submit },
     h("h2", { id: "al-test-title" }, "Test a pattern"),
     h(
       "div",
@@ -203,12 +181,34 @@ export async function allowlistsPage(ctx: PageCtx) {
     ),
     tOut,
   );
+}
 
-  mount(
-    ctx.root,
-    h("div", { class: "page-head" }, h("h1", null, "Allowlists")),
-    listsBox,
-    h("div", { class: "grid cols-2" }, addForm, testForm),
-  );
-  await load();
+function testResult(r: TestAnswer, withValue: boolean) {
+  return [
+    withValue
+      ? h("p", null, r.value_match ? badge("value matches", "on") : badge("value does not match", "off"))
+      : null,
+    h("p", null, `${r.match_count} recent finding${r.match_count === 1 ? "" : "s"} would be allowlisted.`),
+    r.matches.length
+      ? h(
+          "ul",
+          { class: "bars" },
+          r.matches.map((f) =>
+            h(
+              "li",
+              { style: "grid-template-columns:auto minmax(0,1fr) auto" },
+              badge(f.severity),
+              h(
+                "span",
+                null,
+                h("a", { href: `#/findings/${f.id}` }, f.finding_type),
+                " ",
+                h("code", { title: f.preview }, shortPreview(f.preview)),
+              ),
+              h("span", { class: "muted" }, ago(f.ts)),
+            ),
+          ),
+        )
+      : null,
+  ];
 }

@@ -7,8 +7,8 @@
 import type { AnalysisResult, AnalysisStatus } from "../../src/dashboard/rule-analysis.ts";
 import type { RulePair } from "../../src/detect/overlap.ts";
 import { get, post, put } from "../api.ts";
-import { h, mount, num } from "../dom.ts";
-import { fail, toast } from "../feedback.ts";
+import { h, mount, num, pageHead } from "../dom.ts";
+import { attempt, toast } from "../feedback.ts";
 import type { PageCtx } from "../state.ts";
 
 type Pair = RulePair;
@@ -30,105 +30,11 @@ export async function ruleAnalysisPage(ctx: PageCtx) {
   const body = h("div", { id: "analysis-result" });
   let since = 0;
 
-  const pairCard = (p: Pair) =>
-    h(
-      "section",
-      { class: "panel pair", dataset: { kind: p.kind, a: p.rule_a, b: p.rule_b } },
-      h("h3", { style: "margin:0 0 6px" }, describe(p)),
-      p.reason ? h("p", { class: "muted", style: "margin:0 0 6px" }, `Why: ${p.reason}`) : null,
-      h("p", { class: "muted", style: "margin:0" }, "Strings both rules flag:"),
-      h(
-        "ul",
-        { class: "evidence" },
-        p.evidence.map((e) => h("li", null, h("code", null, e))),
-      ),
-      h(
-        "div",
-        { class: "row" },
-        [p.rule_a, p.rule_b].map((name) =>
-          h(
-            "button",
-            {
-              class: "btn small",
-              type: "button",
-              onclick: async () => {
-                try {
-                  await put(`/rules/${encodeURIComponent(name)}`, { enabled: false });
-                  toast(`${name} disabled; run the analysis again for the new rule set.`, "info");
-                  await load();
-                } catch (e) {
-                  fail(e);
-                }
-              },
-            },
-            `Disable ${name}`,
-          ),
-        ),
-        h(
-          "button",
-          {
-            class: "btn small",
-            type: "button",
-            onclick: async () => {
-              try {
-                await post("/rules/analysis/dismiss", { rule_a: p.rule_a, rule_b: p.rule_b });
-                toast("Dismissed: this pair stays hidden in later runs.", "info");
-                await load();
-              } catch (e) {
-                fail(e);
-              }
-            },
-          },
-          "Dismiss",
-        ),
-      ),
-    );
-
-  const group = (title: string, pairs: Pair[]) =>
-    h(
-      "section",
-      { "aria-label": title },
-      h("h2", null, `${title} (${num(pairs.length)})`),
-      pairs.length ? pairs.map(pairCard) : h("p", { class: "muted" }, "None."),
-    );
-
   async function load() {
     const r = await get<Result>("/rules/analysis");
     if (ctx.left()) return;
-    if (!r.available) {
-      mount(body, h("p", { class: "muted" }, `No result: ${r.reason}.`));
-      return;
-    }
-    mount(
-      body,
-      h(
-        "p",
-        { class: "muted" },
-        `${num(r.rules)} enabled rules, ${num(r.samples)} samples, ${r.duration_ms} ms; ${num(r.dismissed)} dismissed pair(s) hidden.`,
-      ),
-      group("Duplicates", r.duplicates),
-      group("Subsets", r.subsets),
-      group("Overlaps", r.overlaps),
-      h(
-        "section",
-        { "aria-label": "Clusters" },
-        h("h2", null, `Clusters (${num(r.clusters.length)})`),
-        r.clusters.length
-          ? h(
-              "ul",
-              null,
-              r.clusters.map((c) => h("li", null, c.join(", "))),
-            )
-          : h("p", { class: "muted" }, "None."),
-      ),
-      r.broad.length
-        ? h(
-            "p",
-            { class: "muted" },
-            `Broad rules (their pairs are counted, not listed): ${r.broad.map((b) => `${b.rule} overlaps ${b.overlaps}`).join("; ")}.`,
-          )
-        : null,
-    );
+    if (!r.available) mount(body, h("p", { class: "muted" }, `No result: ${r.reason}.`));
+    else mount(body, ...resultView(r, load));
   }
 
   async function follow() {
@@ -144,18 +50,16 @@ export async function ruleAnalysisPage(ctx: PageCtx) {
     await load();
   }
 
-  runBtn.addEventListener("click", async () => {
-    try {
+  runBtn.addEventListener("click", () =>
+    attempt(async () => {
       await post("/rules/analysis");
       await follow();
-    } catch (e) {
-      fail(e);
-    }
-  });
+    }),
+  );
 
   mount(
     ctx.root,
-    h("div", { class: "page-head" }, h("h1", null, "Rule analysis"), runBtn),
+    pageHead("Rule analysis", runBtn),
     h(
       "p",
       { class: "muted", style: "max-width:760px" },
@@ -165,4 +69,91 @@ export async function ruleAnalysisPage(ctx: PageCtx) {
     body,
   );
   await follow();
+}
+
+/** The groups of a finished run; `reload` reads the result again after acting on a pair. */
+function resultView(r: AnalysisResult, reload: () => Promise<void>) {
+  const group = (title: string, pairs: Pair[]) =>
+    h(
+      "section",
+      { "aria-label": title },
+      h("h2", null, `${title} (${num(pairs.length)})`),
+      pairs.length ? pairs.map((p) => pairCard(p, reload)) : h("p", { class: "muted" }, "None."),
+    );
+  return [
+    h(
+      "p",
+      { class: "muted" },
+      `${num(r.rules)} enabled rules, ${num(r.samples)} samples, ${r.duration_ms} ms; ${num(r.dismissed)} dismissed pair(s) hidden.`,
+    ),
+    group("Duplicates", r.duplicates),
+    group("Subsets", r.subsets),
+    group("Overlaps", r.overlaps),
+    h(
+      "section",
+      { "aria-label": "Clusters" },
+      h("h2", null, `Clusters (${num(r.clusters.length)})`),
+      r.clusters.length
+        ? h(
+            "ul",
+            null,
+            r.clusters.map((c) => h("li", null, c.join(", "))),
+          )
+        : h("p", { class: "muted" }, "None."),
+    ),
+    r.broad.length
+      ? h(
+          "p",
+          { class: "muted" },
+          `Broad rules (their pairs are counted, not listed): ${r.broad.map((b) => `${b.rule} overlaps ${b.overlaps}`).join("; ")}.`,
+        )
+      : null,
+  ];
+}
+
+/** A pair with the strings both rules flag: disable either rule, or dismiss the pair. */
+function pairCard(p: Pair, reload: () => Promise<void>): HTMLElement {
+  const act = (label: string, fn: () => Promise<unknown>, said: string) =>
+    h(
+      "button",
+      {
+        class: "btn small",
+        type: "button",
+        onclick: () =>
+          attempt(async () => {
+            await fn();
+            toast(said, "info");
+            await reload();
+          }),
+      },
+      label,
+    );
+  return h(
+    "section",
+    { class: "panel pair", dataset: { kind: p.kind, a: p.rule_a, b: p.rule_b } },
+    h("h3", { style: "margin:0 0 6px" }, describe(p)),
+    p.reason ? h("p", { class: "muted", style: "margin:0 0 6px" }, `Why: ${p.reason}`) : null,
+    h("p", { class: "muted", style: "margin:0" }, "Strings both rules flag:"),
+    h(
+      "ul",
+      { class: "evidence" },
+      p.evidence.map((e) => h("li", null, h("code", null, e))),
+    ),
+    h(
+      "div",
+      { class: "row" },
+      [p.rule_a, p.rule_b].map((name) =>
+        act(
+          `Disable ${name}`,
+          () => put(`/rules/${encodeURIComponent(name)}`, { enabled: false }),
+          `${name} disabled; run the analysis again for the new rule set.`,
+        ),
+      ),
+      act(
+        "Dismiss",
+        () => post("/rules/analysis/dismiss", { rule_a: p.rule_a, rule_b: p.rule_b }),
+        "Dismissed: this pair stays hidden in later runs.",
+      ),
+    ),
+  );
 }
