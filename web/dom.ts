@@ -238,46 +238,41 @@ export const PERIODS: [string, string][] = [
   ["90", "90 days"],
 ];
 
-/** "← Previous" and "Next →" for a list shown `limit` rows at a time; `go` receives the new offset. */
-export function pageButtons(
-  offset: number,
-  limit: number,
-  total: number,
-  go: (offset: number) => void,
-): HTMLElement[] {
-  return [
-    h(
-      "button",
-      {
-        class: "btn",
-        type: "button",
-        disabled: offset === 0,
-        onclick: () => go(Math.max(0, offset - limit)),
-      },
-      "← Previous",
-    ),
-    h(
-      "button",
-      { class: "btn", type: "button", disabled: offset + limit >= total, onclick: () => go(offset + limit) },
-      "Next →",
-    ),
-  ];
+/** Where a paged list is: the first row shown, rows per page, and how many there are. */
+export interface Paging {
+  offset: number;
+  limit: number;
+  total: number;
 }
 
-/** The "Rows per page" choice of a paged table; `pick` receives the new page size. */
-export function pageSizeField(
-  id: string,
-  sizes: readonly number[],
-  limit: number,
-  pick: (limit: number) => void,
-): HTMLElement {
-  return field(
-    "Rows per page",
-    select("limit", sizes.map(String), String(limit), {
-      id,
-      onchange: (e: Event) => pick(Number((e.target as HTMLSelectElement).value)),
-    }),
-  );
+/**
+ * A paged list's pager: "Rows per page" (when `sizes` says its id and choices), `status` (where the
+ * page is), "← Previous" and "Next →". `go(offset, limit)` shows another page; a new page size
+ * starts from the first row.
+ */
+export function pagerControls(
+  p: Paging,
+  status: string,
+  go: (offset: number, limit: number) => void,
+  sizes?: { id: string; sizes: readonly number[] },
+): HTMLElement[] {
+  const { offset, limit, total } = p;
+  const button = (label: string, disabled: boolean, to: number) =>
+    h("button", { class: "btn", type: "button", disabled, onclick: () => go(to, limit) }, label);
+  return [
+    sizes
+      ? field(
+          "Rows per page",
+          select("limit", sizes.sizes.map(String), String(limit), {
+            id: sizes.id,
+            onchange: (e: Event) => go(0, Number((e.target as HTMLSelectElement).value)),
+          }),
+        )
+      : null,
+    h("span", { class: "muted" }, status),
+    button("← Previous", offset === 0, Math.max(0, offset - limit)),
+    button("Next →", offset + limit >= total, offset + limit),
+  ].filter((el): el is HTMLElement => el !== null);
 }
 
 /** Debounce for search boxes. */

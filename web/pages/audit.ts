@@ -16,8 +16,8 @@ import {
   mount,
   num,
   PERIODS,
-  pageButtons,
   pageHead,
+  pagerControls,
   when,
 } from "../dom.ts";
 import { fail } from "../feedback.ts";
@@ -78,10 +78,10 @@ export async function auditPage(ctx: PageCtx) {
         });
         if (ctx.left()) return;
         mount(tableBox, auditTable(page, res.entries));
+        const paging = { offset: page.offset, limit: LIMIT, total: res.total };
         mount(
           pager,
-          h("span", { class: "muted" }, `${num(res.total)} requests`),
-          ...pageButtons(page.offset, LIMIT, res.total, (o) => {
+          ...pagerControls(paging, `${num(res.total)} requests`, (o) => {
             page.offset = o;
             void page.load();
           }),

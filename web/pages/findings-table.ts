@@ -12,8 +12,7 @@ import {
   h,
   mount,
   num,
-  pageButtons,
-  pageSizeField,
+  pagerControls,
   shortPreview,
   when,
 } from "../dom.ts";
@@ -54,16 +53,16 @@ export function findingsTable(page: FindingsPage) {
     const pages = Math.max(1, Math.ceil(total / limit));
     mount(
       pager,
-      pageSizeField("page-size", PAGE_SIZES, limit, (l) => {
-        page.limit = l;
-        page.offset = 0;
-        void page.load();
-      }),
-      h("span", { class: "muted" }, `Page ${Math.floor(offset / limit) + 1} of ${pages}`),
-      ...pageButtons(offset, limit, total, (o) => {
-        page.offset = o;
-        void page.load();
-      }),
+      ...pagerControls(
+        page,
+        `Page ${Math.floor(offset / limit) + 1} of ${pages}`,
+        (o, l) => {
+          page.offset = o;
+          page.limit = l;
+          void page.load();
+        },
+        { id: "page-size", sizes: PAGE_SIZES },
+      ),
     );
   };
   return { element, pager, totalLabel, sortNote, render };

@@ -4,7 +4,7 @@
  * selection's checkboxes and the pager.
  */
 import { del, post, put } from "../api.ts";
-import { dataTable, h, mount, num, pageButtons, pageSizeField, select } from "../dom.ts";
+import { dataTable, h, mount, num, pagerControls, select } from "../dom.ts";
 import { attempt, confirmDialog, fail, toast } from "../feedback.ts";
 import { RULE_ACTIONS, type Rule, SEVERITIES } from "../types.ts";
 import type { RulesPage } from "./rules.ts";
@@ -47,16 +47,16 @@ export function rulesTable(page: RulesPage, bulk: BulkBar) {
     );
     mount(
       pager,
-      pageSizeField("rules-page-size", PAGE_SIZES, limit, (l) => {
-        page.limit = l;
-        page.offset = 0;
-        void page.load();
-      }),
-      h("span", { class: "muted" }, `${offset + 1}–${Math.min(total, offset + limit)} of ${num(total)}`),
-      ...pageButtons(offset, limit, total, (o) => {
-        page.offset = o;
-        void page.load();
-      }),
+      ...pagerControls(
+        page,
+        `${offset + 1}–${Math.min(total, offset + limit)} of ${num(total)}`,
+        (o, l) => {
+          page.offset = o;
+          page.limit = l;
+          void page.load();
+        },
+        { id: "rules-page-size", sizes: PAGE_SIZES },
+      ),
     );
   };
   return { element, pager, totalLabel, bulk, render };
