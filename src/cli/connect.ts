@@ -34,7 +34,7 @@ export default defineCommand({
     if (args.apply && args.undo) fail("--apply and --undo: choose one");
     const loaded = await readConfig(fail, args.config);
     const proxy = proxyUrlOf(loaded.config.port);
-    const tool = tools(proxy).find((t) => t.id === id)!;
+    const tool = tools(proxy, process.env).find((t) => t.id === id)!;
     const env = {
       home: process.env.HOME ?? homedir(),
       shell: process.env.SHELL,

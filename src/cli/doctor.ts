@@ -64,10 +64,11 @@ async function printLive(c: ToolCheck, r: LiveResult, probe: string[], timeoutS:
     unread();
   }
   if (r.unscanned.bypass) {
-    // Codex signed in with ChatGPT takes its conversation's address from the account check's answer.
+    // Codex signed in with ChatGPT takes its conversation's address from the account check's answer,
+    // when sluice could not take it out (its log says why) and openai_base_url does not keep it.
     console.log("    its account check sent the conversation to another back end directly, around sluice");
     console.log(
-      "    fix: no setting routes that back end through sluice; signed in with an API key (`codex login --with-api-key`) Codex uses openai_base_url",
+      "    fix: sluice connect codex --apply (openai_base_url on sluice, chatgpt_base_url on sluice as localhost: the conversation then comes to sluice whatever the answer says)",
     );
     return;
   }
@@ -126,7 +127,7 @@ export default defineCommand({
       }
     }
     const home = process.env.HOME ?? homedir();
-    const all = tools(proxy);
+    const all = tools(proxy, process.env);
     const checks = checkTools(
       all,
       proxy,

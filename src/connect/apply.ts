@@ -82,7 +82,8 @@ function withBlock(text: string, id: ToolId, lines: string[]): string {
 function withTomlKey(text: string, key: string, value: string): string {
   const lines = text === "" ? [] : text.split("\n");
   const firstTable = lines.findIndex((l) => /^\s*\[/.test(l));
-  const top = firstTable === -1 ? lines.length : firstTable;
+  // Before the first table, else at the end (before the empty string a final newline leaves).
+  const top = firstTable !== -1 ? firstTable : lines.at(-1) === "" ? lines.length - 1 : lines.length;
   const line = `${key} = ${JSON.stringify(value)}`;
   const at = lines.slice(0, top).findIndex((l) => new RegExp(`^\\s*${key}\\s*=`).test(l));
   if (at !== -1) lines[at] = line;

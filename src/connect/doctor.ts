@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import type { ClientTrafficRow, ClientUnscannedRow } from "../store/client-traffic.ts";
 import { type ConnectEnv, shellProfile } from "./apply.ts";
-import type { Setting, Tool } from "./tools.ts";
+import { claudeConfigDir, codexHome, type Setting, type Tool } from "./tools.ts";
 
 export interface DoctorEnv extends ConnectEnv {
   /** The environment of the shell doctor runs in. */
@@ -51,11 +51,11 @@ function readJson(file: string): Record<string, unknown> | null {
 function loginOf(tool: Tool, env: DoctorEnv): string | null {
   const h = env.home;
   if (tool.id === "claude") {
-    if (existsSync(join(h, ".claude/.credentials.json"))) return "subscription (OAuth)";
+    if (existsSync(join(claudeConfigDir(env.vars, h), ".credentials.json"))) return "subscription (OAuth)";
     if (env.vars.ANTHROPIC_AUTH_TOKEN || env.vars.ANTHROPIC_API_KEY) return "api key";
   }
   if (tool.id === "codex") {
-    const auth = readJson(join(h, ".codex/auth.json"));
+    const auth = readJson(join(codexHome(env.vars, h), "auth.json"));
     const mode = String(auth?.auth_mode ?? "").toLowerCase();
     if (mode === "chatgpt" || (auth?.tokens && !auth?.OPENAI_API_KEY)) return "signed in with ChatGPT";
     if (mode === "apikey" || auth?.OPENAI_API_KEY || env.vars.OPENAI_API_KEY) return "api key";

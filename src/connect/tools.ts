@@ -4,6 +4,8 @@
  * Nothing here holds or reads a credential: only base URLs.
  */
 
+import { join, resolve } from "node:path";
+
 export const TOOL_IDS = ["claude", "codex", "gemini", "opencode", "aider", "sdk"] as const;
 export type ToolId = (typeof TOOL_IDS)[number];
 
@@ -31,9 +33,26 @@ export interface Tool {
   note?: string;
 }
 
-/** The settings of every tool for a sluice proxy at `proxy` (`http://127.0.0.1:8080`). */
-export function tools(proxy: string): Tool[] {
+/** The environment a tool reads its own directory from. */
+export type ToolVars = Record<string, string | undefined>;
+
+/** Codex's directory: `$CODEX_HOME` when set, else `~/.codex` (`~` for the home directory when shown). */
+export function codexHome(vars: ToolVars, home = "~"): string {
+  return vars.CODEX_HOME ? resolve(vars.CODEX_HOME) : join(home, ".codex");
+}
+
+/** Claude Code's directory (its sign-in is kept there): `$CLAUDE_CONFIG_DIR` when set, else `~/.claude`. */
+export function claudeConfigDir(vars: ToolVars, home: string): string {
+  return vars.CLAUDE_CONFIG_DIR ? resolve(vars.CLAUDE_CONFIG_DIR) : join(home, ".claude");
+}
+
+/**
+ * The settings of every tool for a sluice proxy at `proxy` (`http://127.0.0.1:8080`); files in the
+ * directories `vars` names (`CODEX_HOME`), else the tools' defaults.
+ */
+export function tools(proxy: string, vars: ToolVars = {}): Tool[] {
   const base = proxy.replace(/\/+$/, "");
+  const codexConfig = `${codexHome(vars)}/config.toml`;
   return [
     {
       id: "claude",
@@ -53,22 +72,26 @@ export function tools(proxy: string): Tool[] {
       // The scratch directory is not a Git repository.
       probe: { args: ["codex", "exec", "--skip-git-repo-check"] },
       settings: [
+        // Signed in with ChatGPT, Codex sends its conversation to openai_base_url when that is set
+        // and is another origin than chatgpt_base_url; else to the back end its account check names
+        // (which sluice takes out of the answer). Naming sluice "localhost" in one of the two keeps
+        // the conversation on sluice even for an answer sluice could not rewrite.
         {
           kind: "toml",
-          file: "~/.codex/config.toml",
+          file: codexConfig,
           key: "openai_base_url",
           value: `${base}/v1`,
-          modes: ["api key"],
+          modes: ["api key", "signed in with ChatGPT"],
         },
         {
           kind: "toml",
-          file: "~/.codex/config.toml",
+          file: codexConfig,
           key: "chatgpt_base_url",
-          value: `${base}/backend-api/`,
+          value: `${base.replace("://127.0.0.1:", "://localhost:")}/backend-api/`,
           modes: ["signed in with ChatGPT"],
         },
       ],
-      note: "Codex ignores OPENAI_BASE_URL; both base URLs live in ~/.codex/config.toml.",
+      note: "Codex ignores OPENAI_BASE_URL; both base URLs live in its config.toml ($CODEX_HOME, else ~/.codex).",
     },
     {
       id: "gemini",

@@ -2,7 +2,10 @@
  * Provider detection: which back end a request is for, from its path first and its headers second.
  * Besides the API paths (`/v1/messages`, `/v1/responses`, `/v1beta/models/…:generateContent`, and
  * `/v1/models`, which is decided by its headers), the back ends of the sign-in modes:
- * - `/backend-api/…` is the ChatGPT back end (Codex signed in with ChatGPT: `chatgpt_base_url`);
+ * - `/backend-api/…` is the ChatGPT back end (Codex signed in with ChatGPT: `chatgpt_base_url`), and
+ *   so are `/v1/responses` and `/v1/models` with a `chatgpt-account-id` header (Codex signed in
+ *   with ChatGPT sends its conversation there when `openai_base_url` is set; with an API key, no
+ *   such header);
  * - `/v1internal:<method>` is the Code Assist server (Gemini CLI signed in with Google:
  *   `CODE_ASSIST_ENDPOINT`), whose methods sit right on the version, not under `/models/`;
  * - a Claude subscription sends `Authorization: Bearer sk-ant-oat…` on the Anthropic paths.
@@ -11,7 +14,7 @@ import type { ProviderLabel } from "../core/types.ts";
 
 /** What sluice recognises, for the 400 answered to an unknown request. */
 export const RECOGNISED = [
-  "chatgpt (Codex signed in with ChatGPT): /backend-api/…",
+  "chatgpt (Codex signed in with ChatGPT): /backend-api/…, or /v1/responses and /v1/models with a chatgpt-account-id header",
   "code_assist (Gemini CLI signed in with Google): /v1internal:<method>, e.g. /v1internal:streamGenerateContent",
   "anthropic: /v1/messages, /v1/messages/count_tokens, /v1/complete, or headers x-api-key / anthropic-version / Authorization: Bearer sk-ant-…",
   "openai: /v1/chat/completions, /v1/completions, /v1/embeddings, /v1/responses, or Authorization: Bearer sk-…",
@@ -26,6 +29,8 @@ export function detectProvider(pathname: string, headers: Headers): ProviderLabe
   // Path rules first: they are unambiguous. The sign-in back ends go before the API paths, whose
   // `:generateContent` suffix the Code Assist methods share.
   if (pathname.startsWith("/backend-api/")) return "chatgpt";
+  if (/^\/v1\/(?:responses|models)(?:\/|$)/.test(pathname) && headers.has("chatgpt-account-id"))
+    return "chatgpt";
   if (CODE_ASSIST_PATH.test(pathname)) return "code_assist";
   if (pathname.startsWith("/v1/messages") || pathname.startsWith("/v1/complete")) return "anthropic";
   if (

@@ -46,11 +46,17 @@ import { loggablePath, upstreamRequestHeaders } from "./headers.ts";
 import { IdleWork } from "./idle.ts";
 import type { HostPool } from "./pool.ts";
 import { detectProvider, isStreamingRequest } from "./provider.ts";
-import { watchCodexRouting } from "./routing-watch.ts";
 import { scanGuarded } from "./scan.ts";
 import { loginMode, sessionContext } from "./session.ts";
 import { LengthMismatch, StreamBlocked, type StreamScan, scanStreaming } from "./stream-scan.ts";
 import { TurnMemory } from "./turns.ts";
+import {
+  chatgptBackendPath,
+  isCodexAccountCheck,
+  MAX_ANSWER_BYTES,
+  setRoutingOverride,
+  WorkspaceRoutes,
+} from "./workspace-routing.ts";
 import { bridge, clientClosed, connectUpstream, tunnelData, upgradeClient, type WsTunnel } from "./ws.ts";
 import { checkWsTarget } from "./ws-target.ts";
 
@@ -174,6 +180,8 @@ export class ProxyServer {
   #retired: Server<WsTunnel>[] = [];
   /** When each client and reason of unread traffic was last logged as a warning. */
   #unscannedWarned = new Map<string, number>();
+  /** The back end each ChatGPT account's conversation goes to, from its account check. */
+  #routes = new WorkspaceRoutes();
 
   constructor(private deps: ProxyDeps) {}
 
@@ -292,6 +300,8 @@ export class ProxyServer {
       });
 
     const provider = detectProvider(pathname, req.headers);
+    // Codex signed in with ChatGPT sends its conversation to `openai_base_url` at the OpenAI paths.
+    if (provider === "chatgpt") url.pathname = chatgptBackendPath(pathname);
     this.deps.metrics.countProvider(provider);
     const requestId = this.#nextId();
     if (provider === "unknown") return this.#unknownProvider(req, server, url, requestId);
@@ -638,8 +648,13 @@ export class ProxyServer {
       return { response, done: Promise.resolve() };
     }
     const outBody = action === "redact" && verdict.body ? verdict.body : body;
-    const target = upstreamUrl(cfg.providers[provider].upstream, pathAndQuery);
+    const route =
+      provider === "chatgpt"
+        ? this.#routes.upstreamFor(url.pathname, req.headers, cfg.providers.chatgpt.upstream)
+        : null;
+    const target = upstreamUrl(route?.base ?? cfg.providers[provider].upstream, pathAndQuery);
     const headers = upstreamRequestHeaders(req.headers);
+    setRoutingOverride(headers, route?.override ?? null);
     const upstreamEnded = trace?.upstream(headers, target.host);
     const result = await forward({
       provider,
@@ -680,13 +695,19 @@ export class ProxyServer {
         };
       }
     }
-    // Codex learns where to send its conversation from its account check: an origin there is a
-    // route around sluice, and is said so.
-    const routing =
-      provider === "chatgpt" && req.method === "GET"
-        ? watchCodexRouting(url.pathname, result.response)
-        : Promise.resolve([]);
-    const done = Promise.all([result.done, routing]).then(([o, origins]) => {
+    // Codex learns where to send its conversation from its account check: sluice keeps that, and
+    // an origin it could not take out of the answer is a route around sluice, and is said so.
+    const checked =
+      provider === "chatgpt" && req.method === "GET" && isCodexAccountCheck(url.pathname)
+        ? await this.#accountCheck(
+            result.response,
+            cfg.providers.chatgpt.upstream,
+            mode === "active",
+            requestId,
+          )
+        : null;
+    const done = result.done.then((o) => {
+      const origins = checked?.bypassed ?? [];
       if (origins.length > 0 && mode === "active") {
         unscanned = "bypass";
         this.#noteUnscanned(
@@ -699,7 +720,50 @@ export class ProxyServer {
       upstreamEnded?.(o.status, o.error);
       record(o.status, o.error);
     });
-    return { response: result.response, done };
+    return { response: checked?.response ?? result.response, done };
+  }
+
+  /**
+   * Codex's account check answer, read (a few kilobytes) for the back end of each account and, when
+   * scanning, given to the client with those back ends taken out (workspace-routing.ts). An answer
+   * that cannot be read or rewritten goes to the client as it came, with the origins it still names.
+   */
+  async #accountCheck(
+    res: Response,
+    upstream: string,
+    rewrite: boolean,
+    requestId: string,
+  ): Promise<{ response: Response; bypassed: string[] }> {
+    const log = this.deps.log;
+    if (!res.ok || !res.body || Number(res.headers.get("content-length") ?? 0) > MAX_ANSWER_BYTES)
+      return { response: res, bypassed: [] };
+    const init = { status: res.status, statusText: res.statusText, headers: new Headers(res.headers) };
+    let read: Awaited<ReturnType<typeof bufferUpTo>>;
+    try {
+      read = await bufferUpTo(res.body, MAX_ANSWER_BYTES);
+    } catch (e) {
+      return {
+        response: providerError("chatgpt", 502, `sluice: ${(e as Error).message}`, "bad_gateway"),
+        bypassed: [],
+      };
+    }
+    if (!read.bytes) return { response: new Response(read.stream, init), bypassed: [] };
+    const out = this.#routes.accountCheck(read.bytes, res.headers.get("content-encoding"), upstream, rewrite);
+    for (const o of out.origins)
+      if (!o.forwarded)
+        log.warn(
+          `the ChatGPT back end named ${o.origin} for an account's conversation, which is not HTTPS on the host of providers.chatgpt.upstream or under it: sluice sends that conversation to ${upstream}`,
+          { request_id: requestId },
+        );
+    if (out.error && (rewrite || out.origins.length === 0))
+      log.warn(`could not rewrite the ChatGPT account check answer: ${out.error}`, { request_id: requestId });
+    if (!out.bytes)
+      return {
+        response: new Response(read.bytes as Uint8Array<ArrayBuffer>, init),
+        bypassed: rewrite ? out.origins.map((o) => o.origin) : [],
+      };
+    init.headers.set("content-length", String(out.bytes.byteLength));
+    return { response: new Response(out.bytes as Uint8Array<ArrayBuffer>, init), bypassed: [] };
   }
 
   async #providerUpgrade(
@@ -709,11 +773,24 @@ export class ProxyServer {
     provider: Provider,
     requestId: string,
   ): Promise<Response | undefined> {
-    const base = new URL(this.deps.config().providers[provider].upstream);
+    const cfg = this.deps.config();
+    const route =
+      provider === "chatgpt"
+        ? this.#routes.upstreamFor(url.pathname, req.headers, cfg.providers.chatgpt.upstream)
+        : null;
+    const base = new URL(route?.base ?? cfg.providers[provider].upstream);
     const target = upstreamUrl(base.href, url.pathname + url.search);
     target.protocol = base.protocol === "http:" ? "ws:" : "wss:";
-    return this.#openRelay(req, server, target.href, provider, url.pathname, requestId, (msg) =>
-      providerError(provider, 502, msg, "bad_gateway"),
+    return this.#openRelay(
+      req,
+      server,
+      target.href,
+      provider,
+      url.pathname,
+      requestId,
+      (msg) => providerError(provider, 502, msg, "bad_gateway"),
+      undefined,
+      route?.override ? { "x-openai-account-routing-override": route.override } : undefined,
     );
   }
 
@@ -770,6 +847,8 @@ export class ProxyServer {
     failure: (msg: string) => Response,
     /** For `/ws?url=`: the checked target's name and how it is shown; whether credentials go along. */
     checked?: { host: string; servername?: string; shown: string; credentials: boolean },
+    /** Headers set on the upstream handshake (a workspace's routing override). */
+    set?: Record<string, string>,
   ): Promise<Response | undefined> {
     const cfg = this.deps.config();
     const session = sessionContext({
@@ -789,6 +868,7 @@ export class ProxyServer {
         host: checked?.host,
         servername: checked?.servername,
         credentials: checked?.credentials ?? true,
+        set,
       },
     );
     const shown = checked?.shown ?? target;

@@ -54,6 +54,8 @@ export interface ConnectVia {
   servername?: string;
   /** Whether the client's Authorization and Cookie headers go to the upstream. */
   credentials: boolean;
+  /** Headers set on the handshake besides the client's. */
+  set?: Record<string, string>;
 }
 
 const CREDENTIALS = ["authorization", "cookie"];
@@ -72,6 +74,7 @@ export function connectUpstream(
   const headers = upstreamRequestHeaders(inbound, { websocket: true });
   if (!via.credentials) for (const h of CREDENTIALS) headers.delete(h);
   if (via.host) headers.set("host", via.host);
+  for (const [k, v] of Object.entries(via.set ?? {})) headers.set(k, v);
   const protocols = (inbound.get("sec-websocket-protocol") ?? "")
     .split(",")
     .map((p) => p.trim())

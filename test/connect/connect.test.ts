@@ -86,7 +86,7 @@ describe("connect --apply, doctor, --undo for each tool", () => {
       if (t.id === "codex") {
         const toml = readFileSync(join(home, ".codex/config.toml"), "utf8");
         expect(toml).toContain('openai_base_url = "http://127.0.0.1:8080/v1"');
-        expect(toml).toContain('chatgpt_base_url = "http://127.0.0.1:8080/backend-api/"');
+        expect(toml).toContain('chatgpt_base_url = "http://localhost:8080/backend-api/"');
         expect(toml).toContain("[profiles.fast]");
         expect(toml).toContain("# my codex settings");
       } else
@@ -121,6 +121,61 @@ test("doctor names the sign-in mode without printing a credential, and wants the
   expect(r.stdout).toContain("chatgpt_base_url (~/.codex/config.toml) is not set");
   expect(r.stdout).toContain("fix: sluice connect codex --apply");
   expect(r.stdout + r.stderr).not.toContain("tok-SECRET-123");
+});
+
+test("CODEX_HOME: connect --apply writes, doctor reads, --undo restores the config.toml there, ~/.codex untouched", async () => {
+  const { home, env } = scratch("codex");
+  const codexHome = join(home, "work-codex");
+  mkdirSync(codexHome);
+  const file = join(codexHome, "config.toml");
+  const mine = '# the work profile\nmodel = "gpt-5"\n';
+  writeFileSync(file, mine);
+  writeFileSync(
+    join(codexHome, "auth.json"),
+    JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: "tok-SECRET-456" } }),
+  );
+  const withHome = { ...env, CODEX_HOME: codexHome };
+  const defaultBefore = readFileSync(join(home, ".codex/config.toml"));
+  const doctor = () => runSluice(["doctor"], { env: withHome, cwd: home });
+
+  const first = await doctor();
+  expect(first.code).toBe(1);
+  // The sign-in mode comes from $CODEX_HOME/auth.json; the file named is $CODEX_HOME's.
+  expect(first.stdout).toContain("Codex CLI (signed in with ChatGPT): NOT routed");
+  expect(first.stdout).toContain(`chatgpt_base_url (${file}) is not set`);
+  expect(first.stdout).toContain(`openai_base_url (${file}) is not set`);
+  const printed = await runSluice(["connect", "codex"], { env: withHome, cwd: home });
+  expect(printed.stdout).toContain(`in ${file}`);
+
+  const applied = await runSluice(["connect", "codex", "--apply"], { env: withHome, cwd: home });
+  expect(applied.code).toBe(0);
+  expect(applied.stdout).toContain(`wrote ${file} (backup: ${file}.sluice-backup)`);
+  expect(readFileSync(file, "utf8")).toBe(
+    `${mine}openai_base_url = "http://127.0.0.1:8080/v1"\nchatgpt_base_url = "http://localhost:8080/backend-api/"\n`,
+  );
+  expect(readFileSync(join(home, ".codex/config.toml"))).toEqual(defaultBefore);
+  const second = await doctor();
+  expect(second.stdout).toContain("Codex CLI (signed in with ChatGPT): routed");
+  expect(second.code).toBe(0);
+  // Without CODEX_HOME, doctor looks at ~/.codex, which sluice did not touch.
+  expect((await runSluice(["doctor"], { env, cwd: home })).code).toBe(1);
+
+  const undone = await runSluice(["connect", "codex", "--undo"], { env: withHome, cwd: home });
+  expect(undone.stdout).toContain(`restored ${file}`);
+  expect(readFileSync(file, "utf8")).toBe(mine);
+  expect(existsSync(`${file}.sluice-backup`)).toBe(false);
+  expect(first.stdout + second.stdout).not.toContain("tok-SECRET-456");
+});
+
+test("CLAUDE_CONFIG_DIR: doctor reads Claude Code's sign-in there", async () => {
+  const { home, env } = scratch("claude");
+  const dir = join(home, "claude-work");
+  mkdirSync(dir);
+  writeFileSync(join(dir, ".credentials.json"), JSON.stringify({ claudeAiOauth: { accessToken: "x" } }));
+  const r = await runSluice(["doctor"], { env: { ...env, CLAUDE_CONFIG_DIR: dir }, cwd: home });
+  expect(r.stdout).toContain("Claude Code (subscription (OAuth)): NOT routed");
+  const plain = await runSluice(["doctor"], { env, cwd: home });
+  expect(plain.stdout).toContain("✗ Claude Code: NOT routed\n");
 });
 
 test("doctor shows when sluice last saw a tool, from the store of the sluice that proxied it", async () => {

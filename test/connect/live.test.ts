@@ -22,16 +22,23 @@ type ToolName = "claude" | "codex" | "gemini";
 const RUNS_TOOLS = 30_000;
 
 /** The stand-in upstream answering every request the stand-ins send; the account check names `origin`. */
-async function upstream(origin?: () => string): Promise<Upstream> {
+async function upstream(origin?: () => string, escaped = false): Promise<Upstream> {
   const up = await startUpstream();
   up.on("POST", "/v1/messages", () => json(anthropicMessage("OK")));
   up.on("POST", "/v1/responses", () => json({ id: "resp_1", status: "completed", output: [] }));
   up.on("POST", "/backend-api/codex/responses", () => json({ id: "resp_1", status: "completed" }));
-  up.on("GET", "/backend-api/wham/accounts/check", () =>
-    json({
-      accounts: [{ id: "acct-fixture-0001", ...(origin ? { workspace_backend_origin: origin() } : {}) }],
-    }),
-  );
+  up.on("GET", "/backend-api/wham/accounts/check", () => {
+    const account = {
+      id: "acct-fixture-0001",
+      account_routing_override: "us",
+      workspace_backend_origin: origin ? origin() : "NO_CONSTRAINT",
+    };
+    const text = JSON.stringify({ accounts: [account] });
+    // The key written with an escape: the same answer, which sluice does not rewrite.
+    return new Response(escaped ? text.replace("workspace_", "workspace\\u005f") : text, {
+      headers: { "content-type": "application/json" },
+    });
+  });
   up.on("POST", "/v1internal:generateContent", () =>
     json({ response: { candidates: [{ content: { role: "model", parts: [{ text: "OK" }] } }] } }),
   );
@@ -72,8 +79,12 @@ function scratch(proxyPort: number, tools: Partial<Record<ToolName, StandInBehav
 }
 
 /** The stand-in upstream, a real sluice in front of it, and a scratch HOME with the given stand-ins. */
-async function rig(tools: Partial<Record<ToolName, StandInBehaviour>>, origin?: () => string) {
-  const up = await upstream(origin);
+async function rig(
+  tools: Partial<Record<ToolName, StandInBehaviour>>,
+  origin?: () => string,
+  escaped = false,
+) {
+  const up = await upstream(origin, escaped);
   const s = await startSluice({ upstream: up.url });
   const sc = scratch(Number(new URL(s.proxyUrl).port), tools);
   return {
@@ -87,6 +98,20 @@ async function rig(tools: Partial<Record<ToolName, StandInBehaviour>>, origin?: 
     },
   };
 }
+
+const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
+
+/** Codex signed in with ChatGPT (a fake token in its auth.json). */
+function chatgptSignIn(t: { write(file: string, text: string): void }) {
+  t.write(
+    ".codex/auth.json",
+    JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
+  );
+}
+
+/** The config.toml lines `sluice connect codex --apply` writes for a sluice at `proxy`. */
+const connectLines = (proxy: string) =>
+  `openai_base_url = "${proxy}/v1"\nchatgpt_base_url = "${proxy.replace("127.0.0.1", "localhost")}/backend-api/"\n`;
 
 interface LiveJson {
   tools: {
@@ -145,11 +170,8 @@ describe("sluice doctor --live", () => {
       await using t = await rig({ claude: "send", codex: "send", gemini: "send" });
       t.env.ANTHROPIC_BASE_URL = t.proxy;
       t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
-      t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
-      t.write(
-        ".codex/auth.json",
-        JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
-      );
+      t.write(".codex/config.toml", connectLines(t.proxy));
+      chatgptSignIn(t);
       t.env.CODE_ASSIST_ENDPOINT = t.proxy;
       t.write(
         ".gemini/settings.json",
@@ -177,25 +199,77 @@ describe("sluice doctor --live", () => {
   );
 
   test(
-    "Codex told by its account check to send the conversation elsewhere is not seen, and says why",
+    "Codex told by its account check to use the account's own back end: its conversation goes there through sluice, scanned, and is seen",
     async () => {
-      let direct = "";
-      await using t = await rig({ codex: "send" }, () => direct);
-      direct = t.up.url;
-      t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
-      t.write(
-        ".codex/auth.json",
-        JSON.stringify({ auth_mode: "chatgpt", tokens: { access_token: FAKE.openaiKey } }),
+      await using origin = await startUpstream();
+      origin.on("POST", "/backend-api/codex/responses", () => json({ id: "resp_1", status: "completed" }));
+      await using t = await rig({ codex: "send" }, () => origin.url);
+      chatgptSignIn(t);
+      t.write(".codex/config.toml", connectLines(t.proxy));
+
+      // A planted key in the prompt: blocked by sluice, shown by the tool, sent to no back end.
+      const planted = Bun.spawn(
+        [join(t.home, "bin/codex"), "exec", "--skip-git-repo-check", `say ${AWS_ID}`],
+        { env: t.env, cwd: t.home, stdout: "pipe", stderr: "pipe" },
       );
+      const stderr = await new Response(planted.stderr).text();
+      expect(await planted.exited).toBe(1);
+      expect(stderr).toContain("API Error: 400");
+      expect(stderr).toContain("sluice blocked this request: aws_access_key_id");
+      expect(origin.requests).toHaveLength(0);
+
+      expectReport(await t.doctor(), 0, [
+        "✓ Codex CLI: seen through sluice (signed in with ChatGPT, 2 requests)",
+      ]);
+      // The conversation reached the back end the answer named, through sluice (with the routing
+      // Codex sends there); the configured upstream had only the account checks.
+      expect(origin.requests.map((q) => q.path)).toEqual(["/backend-api/codex/responses"]);
+      expect(origin.requests[0]!.headers.get("x-openai-account-routing-override")).toBe("us");
+      expect(t.up.requests.map((q) => q.path)).toEqual([
+        "/backend-api/wham/accounts/check",
+        "/backend-api/wham/accounts/check",
+      ]);
+    },
+    RUNS_TOOLS,
+  );
+
+  test(
+    "Codex with only chatgpt_base_url on sluice: it refuses to send (the answer names no back end it takes), and doctor says what to set",
+    async () => {
+      await using origin = await startUpstream();
+      await using t = await rig({ codex: "send" }, () => origin.url);
+      chatgptSignIn(t);
+      t.write(".codex/config.toml", `chatgpt_base_url = "${t.proxy}/backend-api/"\n`);
 
       expectReport(await t.doctor(), 1, [
-        "✗ Codex CLI (signed in with ChatGPT): NOT seen by sluice: its request went elsewhere",
+        "✗ Codex CLI (signed in with ChatGPT): the tool failed (exit 1: ERROR: workspace backend must use an HTTPS origin without credentials)",
         "sluice saw some of its traffic (signed in with ChatGPT, 1 request), but no completed prompt",
-        "its account check sent the conversation to another back end directly",
-        "fix: no setting routes that back end through sluice",
+        "openai_base_url (~/.codex/config.toml) is not set",
+        "fix: sluice connect codex --apply",
       ]);
-      // The conversation reached the upstream, not through sluice.
-      expect(t.up.requests.map((q) => q.path)).toContain("/backend-api/codex/responses");
+      expect(origin.requests).toHaveLength(0);
+    },
+    RUNS_TOOLS,
+  );
+
+  test(
+    "an answer sluice cannot rewrite, and one origin for both base URLs: the conversation goes around sluice, and doctor says so",
+    async () => {
+      await using origin = await startUpstream();
+      origin.on("POST", "/backend-api/codex/responses", () => json({ id: "resp_1", status: "completed" }));
+      await using t = await rig({ codex: "send" }, () => origin.url, true);
+      chatgptSignIn(t);
+      t.write(
+        ".codex/config.toml",
+        `openai_base_url = "${t.proxy}/v1"\nchatgpt_base_url = "${t.proxy}/backend-api/"\n`,
+      );
+      expectReport(await t.doctor(), 1, [
+        "✗ Codex CLI (signed in with ChatGPT): NOT seen by sluice: its request went elsewhere",
+        "its account check sent the conversation to another back end directly, around sluice",
+        "fix: sluice connect codex --apply",
+      ]);
+      expect(origin.requests).toHaveLength(1); // straight from the tool
+      expect(t.up.requests.map((q) => q.path)).toEqual(["/backend-api/wham/accounts/check"]);
     },
     RUNS_TOOLS,
   );

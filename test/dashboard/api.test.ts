@@ -412,7 +412,7 @@ describe("clients, audit, ws, logs, mcp", () => {
     const codex = r.body.clients.find((c: { id: string }) => c.id === "codex");
     expect(codex.connect.tool).toBe("codex");
     expect(codex.connect.lines.join("\n")).toContain(
-      'chatgpt_base_url = "http://127.0.0.1:18080/backend-api/"',
+      'chatgpt_base_url = "http://localhost:18080/backend-api/"',
     );
     expect(r.body.clients.find((c: { id: string }) => c.id === "cursor").connect).toBeNull();
   });

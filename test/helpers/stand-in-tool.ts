@@ -83,8 +83,13 @@ function claude(prompt: string): Outgoing {
 
 /**
  * `codex exec`: the base URLs from `$CODEX_HOME/config.toml`, the sign-in mode from `auth.json`.
- * Signed in with ChatGPT it first asks the account check where the conversation goes, and sends it
- * to the origin named there when there is one, as Codex does.
+ * Signed in with ChatGPT it first asks the account check which back end holds the account, and then
+ * does what Codex 0.169 was seen to do by hand:
+ * - the account's `workspace_backend_origin` missing, or not HTTPS (NO_CONSTRAINT aside): it fails;
+ * - `openai_base_url` set, and another origin than `chatgpt_base_url` or the answer saying
+ *   NO_CONSTRAINT: the conversation goes to `openai_base_url` + `/responses` (no routing header);
+ * - otherwise it goes to the named origin (NO_CONSTRAINT: `chatgpt_base_url`'s, which must be
+ *   HTTPS) at `/backend-api/codex/responses`, with the account's routing override.
  */
 async function codex(prompt: string): Promise<Outgoing> {
   const dir = process.env.CODEX_HOME || join(home(), ".codex");
@@ -101,6 +106,7 @@ async function codex(prompt: string): Promise<Outgoing> {
     const headers = r.headers(auth.OPENAI_API_KEY ?? process.env.OPENAI_API_KEY ?? "");
     delete headers["content-encoding"]; // the recorded body is stored decompressed
     delete headers["chatgpt-account-id"];
+    delete headers["x-openai-account-routing-override"];
     const base = trimSlash(cfg.openai_base_url || "https://api.openai.com/v1");
     return { url: `${base}/responses`, method: "POST", headers, body };
   }
@@ -116,12 +122,31 @@ async function codex(prompt: string): Promise<Outgoing> {
     console.error(`Error: account check failed: ${answer.status}`);
     process.exit(1);
   }
-  const accounts = ((await answer.json()) as { accounts?: { workspace_backend_origin?: string }[] }).accounts;
-  const origin = accounts?.[0]?.workspace_backend_origin;
+  type Account = { id?: string; workspace_backend_origin?: string; account_routing_override?: string };
+  const accounts = ((await answer.json()) as { accounts?: Account[] }).accounts ?? [];
+  const account = accounts.find((a) => a.id === check.headers()["chatgpt-account-id"]);
+  const named = account?.workspace_backend_origin;
+  const fail = (m: string) => {
+    console.error(`ERROR: ${m}`);
+    process.exit(1);
+  };
+  if (!named) fail("workspace routing discovery missing backend origin");
+  const https = (u: string) => u.startsWith("https://");
+  if (named !== "NO_CONSTRAINT" && !https(named!))
+    fail("workspace backend must use an HTTPS origin without credentials");
   const headers = r.headers(token);
   delete headers["content-encoding"];
-  const url = origin ? `${trimSlash(origin)}${r.path}` : base + r.path.replace(/^\/backend-api/, "");
-  return { url, method: "POST", headers, body };
+  const provider = cfg.openai_base_url ? trimSlash(cfg.openai_base_url) : null;
+  if (provider && (named === "NO_CONSTRAINT" || new URL(provider).origin !== new URL(base).origin)) {
+    delete headers["x-openai-account-routing-override"];
+    return { url: `${provider}/responses`, method: "POST", headers, body };
+  }
+  const origin = named === "NO_CONSTRAINT" ? new URL(base).origin : trimSlash(named!);
+  if (!https(origin)) fail("workspace backend must use an HTTPS origin without credentials");
+  const override = account?.account_routing_override;
+  if (override === "us" || override === "us_cr") headers["x-openai-account-routing-override"] = override;
+  else delete headers["x-openai-account-routing-override"];
+  return { url: `${origin}${r.path}`, method: "POST", headers, body };
 }
 
 /**

@@ -299,13 +299,16 @@ describe("Codex signed in with ChatGPT", () => {
     expect(String(up.wsMessages.at(-1))).toBe(dec.decode(turn.body));
   });
 
-  test("the account check is forwarded untouched; the origin it routes the conversation to is counted as bypass", async () => {
+  test("the account check answer reaches the client with NO_CONSTRAINT for the origin it names, nothing else changed", async () => {
     const r = recorded("codex-chatgpt-accounts-check");
     const res = await send(r.path, { method: "GET", headers: r.headers() });
     expect(res.status).toBe(200);
-    expect(res.text).toBe(JSON.stringify(JSON.parse(recordedAnswer())));
+    const sent = JSON.stringify(JSON.parse(recordedAnswer()));
+    expect(res.text).toBe(
+      sent.replace(/"workspace_backend_origin":"[^"]*"/, '"workspace_backend_origin":"NO_CONSTRAINT"'),
+    );
     const ev = await requestEvent((e) => e.path === r.path);
-    expect(ev).toMatchObject({ provider: "chatgpt", unscanned: "bypass" });
+    expect(ev).toMatchObject({ provider: "chatgpt", unscanned: null });
   });
 });
 
@@ -383,7 +386,6 @@ describe("traffic sluice cannot read is never silent", () => {
       'sluice_unscanned_requests_total{client="gemini-cli",reason="unknown_provider"} 1',
     );
     expect(metrics).toContain('sluice_unscanned_requests_total{client="codex",reason="encoded"} 1');
-    expect(metrics).toMatch(/sluice_unscanned_requests_total\{client="codex",reason="bypass"\} [1-9]/);
     expect(metrics).toMatch(/sluice_client_requests_total\{client="gemini-cli",login="google"\} [1-9]/);
     expect(metrics).toMatch(/sluice_provider_requests_total\{provider="code_assist"\} [1-9]/);
 
