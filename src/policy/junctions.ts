@@ -18,6 +18,7 @@ import { DECODED_SUFFIX, type SegmentTexts } from "../payload/extract.ts";
 import type { CachedMatch } from "./dedup.ts";
 import { copyString } from "./mask.ts";
 import { RecentMap } from "./recent.ts";
+import type { Changed } from "./unchanged.ts";
 
 /** Token characters taken from each side of a split junction. */
 const REACH = 128;
@@ -135,8 +136,15 @@ function join(out: Junctions, left: string, l: number, right: string, r: number)
  * The junctions of neighbouring texts of `texts`, and of `carried` (the end of the session's
  * previous payload) with the first text after `lastCached` (the texts up to it were in the
  * previous payloads; what follows is this turn's).
+ * With `changed`, only the neighbours of which one is in `[from, to)`, or that meet across it (the
+ * others were scanned before and are unchanged, unchanged.ts).
  */
-export function findJunctions(texts: string[], carried: string | null, lastCached: number): Junctions {
+export function findJunctions(
+  texts: string[],
+  carried: string | null,
+  lastCached: number,
+  changed?: Changed,
+): Junctions {
   const out: Junctions = { texts: [], joins: [] };
   if (carried !== null)
     for (let i = lastCached + 1; i < texts.length; i++)
@@ -144,8 +152,19 @@ export function findJunctions(texts: string[], carried: string | null, lastCache
         join(out, carried, -1, texts[i]!, i);
         break;
       }
+  // From the last text before the changed texts to the first one after them.
+  let lo = 0;
+  let hi = texts.length;
+  if (changed) {
+    lo = changed.from - 1;
+    while (lo > 0 && !isText(texts[lo]!)) lo--;
+    lo = Math.max(lo, 0);
+    hi = changed.to;
+    while (hi < texts.length && !isText(texts[hi]!)) hi++;
+    hi = Math.min(hi + 1, texts.length);
+  }
   let prev = -1;
-  for (let i = 0; i < texts.length; i++) {
+  for (let i = lo; i < hi; i++) {
     if (!isText(texts[i]!)) continue;
     if (prev >= 0) join(out, texts[prev]!, prev, texts[i]!, i);
     prev = i;
@@ -220,8 +239,9 @@ export function nextJunctions(
   lastCached: number,
   tails: SessionTails,
   scope: string | null,
+  changed?: Changed,
 ): Junctions {
-  const junctions = findJunctions(segments.texts, tails.get(scope), lastCached);
+  const junctions = findJunctions(segments.texts, tails.get(scope), lastCached, changed);
   tails.set(scope, lastText(segments.texts));
   return junctions;
 }

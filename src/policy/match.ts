@@ -76,6 +76,25 @@ export class SegmentMatcher {
   }
 
   /**
+   * The last of `texts` the scope's memory holds (-1: none), as `match` of all of them would report
+   * it, without scanning or remembering anything.
+   */
+  lastCached(texts: string[], rules: CompiledRules, scope: string, limits: DedupLimits): number {
+    this.#cache.setEpoch(rules.epoch);
+    const conv = this.#cache.session(scope, limits);
+    for (let i = texts.length - 1; i >= 0; i--) {
+      const t = texts[i]!;
+      if (t.length >= MIN_CACHED && conv.segments.has(fingerprint(t))) return i;
+    }
+    return -1;
+  }
+
+  /** Texts whose matches were known without looking (unchanged.ts), counted as answered from memory. */
+  reused(count: number): void {
+    this.#counters.segments_cached += count;
+  }
+
+  /**
    * The matches of every text. `scope` names the memory to use (a session on one transport), or
    * null to scan every text afresh and remember nothing. `more`, given which of `texts` was the
    * last answered from memory, adds texts made from them (the junctions of neighbouring texts):

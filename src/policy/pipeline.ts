@@ -20,11 +20,13 @@ import { type DuplicateKey, findDuplicateKey } from "../payload/duplicate-keys.t
 import { extractTexts, type SegmentTexts, TEXT_PATH } from "../payload/extract.ts";
 import { parseJsonSource } from "../payload/json-source.ts";
 import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
-import { RuleCompiler } from "./compile.ts";
+import { type CompiledRules, RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
+import type { CachedMatch } from "./dedup.ts";
 import { type Junctions, nextJunctions, placeable, SessionTails, withJunctions } from "./junctions.ts";
-import { type MatchStats, SegmentMatcher } from "./match.ts";
+import { type MatchStats, SegmentMatcher, type SegmentMatches } from "./match.ts";
 import { ambiguousJsonFinding, rawScanFinding, scanErrorFinding } from "./system-finding.ts";
+import { type Changed, CleanPayloads } from "./unchanged.ts";
 
 export interface PipelineOptions {
   /** The configuration in force (read on every payload, so reloads apply at once). */
@@ -37,6 +39,11 @@ export interface PipelineOptions {
    * Null only where findings are never stored (`sluice scan`): plain content hashes, no value hashes.
    */
   hmacKey: Uint8Array | null;
+  /**
+   * Scan only what differs from a session's previous payload when that one was clean (unchanged.ts).
+   * Default true; false scans every payload in full (tests compare the two).
+   */
+  reuseClean?: boolean;
 }
 
 /** What one call of the pipeline scans. */
@@ -91,6 +98,8 @@ export interface Pipeline {
 
 const utf8 = new TextDecoder("utf-8", { fatal: false });
 const encoder = new TextEncoder();
+/** The matches of a text that has none. */
+const NONE: CachedMatch[] = Object.freeze([]) as unknown as CachedMatch[];
 
 /** Where a request is, for findings about it as a whole: `http:/v1/messages`. */
 export const whereOf = (req: ScanRequest): string => `${req.transport}:${req.path.split("?")[0]}`;
@@ -165,6 +174,40 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
   const compiler = new RuleCompiler(opts.rules, opts.rulesVersion);
   const matcher = new SegmentMatcher();
   const tails = new SessionTails();
+  const clean = new CleanPayloads();
+  const reuse = opts.reuseClean !== false;
+
+  /**
+   * Matches of the changed texts and of the junctions they make; the other texts matched nothing in
+   * the previous payload. Their per-text lists in `own`'s order, then the junctions' (as `match`).
+   */
+  function matchChanged(
+    own: SegmentTexts,
+    changed: Changed,
+    rules: CompiledRules,
+    scope: string,
+    cfg: Config,
+    found: (junctions: Junctions) => void,
+  ): SegmentMatches {
+    // Which text the session's memory held last, before the new ones are remembered.
+    const lastCached = matcher.lastCached(own.texts, rules, scope, cfg.dedup);
+    const junctions = nextJunctions(own, lastCached, tails, scope, changed);
+    found(junctions);
+    const fresh = matcher.match(
+      own.texts.slice(changed.from, changed.to),
+      rules,
+      scope,
+      cfg.dedup,
+      () => junctions.texts,
+    );
+    const n = own.texts.length;
+    const width = changed.to - changed.from;
+    const per: CachedMatch[][] = new Array(n).fill(NONE);
+    for (let i = changed.from; i < changed.to; i++) per[i] = fresh.per[i - changed.from]!;
+    for (let k = width; k < fresh.per.length; k++) per.push(fresh.per[k]!);
+    matcher.reused(n - width);
+    return { per, capped: fresh.capped, lastCached };
+  }
 
   function scan(p: Payload, cfg: Config): Inspection {
     if (!cfg.pipeline.stages.outbound_dlp.enabled) return nothing("pipeline stage outbound_dlp is disabled");
@@ -183,14 +226,20 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     }
     const rules = compiler.for(cfg);
     const own = p.segments();
+    // Only what differs from the session's previous payload, when that was clean (unchanged.ts).
+    const changed = p.scope && reuse ? clean.changed(p.scope, own.texts, rules, cfg) : null;
     // The junctions of neighbouring segments are scanned in the same batch as the segments.
     let junctions: Junctions = { texts: [], joins: [] };
-    const matched = matcher.match(own.texts, rules, p.scope, cfg.dedup, (lastCached) => {
-      junctions = nextJunctions(own, lastCached, tails, p.scope);
-      return junctions.texts;
-    });
+    const matched = changed
+      ? matchChanged(own, changed, rules, p.scope!, cfg, (j) => (junctions = j))
+      : matcher.match(own.texts, rules, p.scope, cfg.dedup, (lastCached) => {
+          junctions = nextJunctions(own, lastCached, tails, p.scope);
+          return junctions.texts;
+        });
     const capped = matched.capped;
     const { segments, per } = withJunctions(own, junctions, matched.per);
+    if (p.scope && reuse)
+      clean.record(p.scope, own.texts, rules, cfg, !capped && per.every((m) => m.length === 0));
     const d = decide(segments, per, rules.matcher, cfg, opts.hmacKey);
     const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };
     if (out.action !== "redact" || !p.redact) return out;
@@ -221,6 +270,7 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     try {
       return scan(p, opts.config());
     } catch (err) {
+      if (p.scope) clean.forget(p.scope);
       // Scanning field by field failed: the raw text is scanned with the same rules instead, and
       // what it finds is enforced. The scan_error still says what failed.
       if (p.raw) {

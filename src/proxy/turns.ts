@@ -24,6 +24,7 @@
  * The previous bodies and their values stay in memory only, for a bounded number of conversations.
  */
 import { findDuplicateKey } from "../payload/duplicate-keys.ts";
+import { RecentMap } from "../policy/recent.ts";
 
 /** Conversations whose last turn is kept; the least recently used is dropped first. */
 const MAX_TURNS = 16;
@@ -174,7 +175,7 @@ export interface Reparsed {
  * of the next one from it.
  */
 export class TurnMemory {
-  readonly #turns = new Map<string, Turn>();
+  readonly #turns = new RecentMap<string, Turn>();
   #bytes = 0;
   /** Turns whose layout is still to be worked out. */
   readonly #pending = new Set<Turn>();
@@ -262,9 +263,10 @@ export class TurnMemory {
     this.#turns.set(key, turn);
     this.#pending.add(turn);
     this.#bytes += turn.bytes.length;
-    for (const [k] of this.#turns) {
-      if (this.#turns.size <= MAX_TURNS && this.#bytes <= MAX_TOTAL_BYTES) break;
-      this.#forget(k);
+    while (this.#turns.size > MAX_TURNS || this.#bytes > MAX_TOTAL_BYTES) {
+      const oldest = this.#turns.oldestKey();
+      if (oldest === undefined) break;
+      this.#forget(oldest);
     }
   }
 

@@ -1,0 +1,80 @@
+/**
+ * The clean payload a session sent last, so that the next one, which resends it, is scanned only
+ * where it differs. A coding tool resends its whole conversation every turn: the texts of a turn are
+ * the previous turn's, in the same order, with new ones in between (new messages before the
+ * resent system prompt and tools). When the previous payload of the same scope was scanned with the
+ * same compiled rules and the same configuration, and nothing in it matched (no segment, no
+ * junction, no capped scan), then in the next payload:
+ *
+ * - a text equal to one of the previous payload's matches nothing (matches depend only on the text
+ *   and the rules), so only the texts between the common start and the common end are matched;
+ * - two neighbouring texts that were neighbours in the previous payload form the same junction,
+ *   which matched nothing, so only the junctions with a new text on either side, or across the
+ *   place where texts were removed, are scanned; the junction with the previous payload's end is
+ *   scanned as always.
+ *
+ * Anything else (another scope, a rule or setting changed, a match in the previous payload) is
+ * scanned in full. The texts are kept in memory only, for a bounded number of scopes.
+ */
+import type { Config } from "../config/schema.ts";
+import type { CompiledRules } from "./compile.ts";
+import { RecentMap } from "./recent.ts";
+
+/** Scopes whose last clean payload is kept; the least recently used is dropped first. */
+const MAX_SCOPES = 32;
+/** Characters of kept texts in all. */
+const MAX_TOTAL_CHARS = 32 * 1024 * 1024;
+
+/** The texts `[from, to)` of a payload are new; the others are the previous clean payload's, in order. */
+export interface Changed {
+  from: number;
+  to: number;
+}
+
+interface Kept {
+  texts: string[];
+  rules: CompiledRules;
+  cfg: Config;
+  chars: number;
+}
+
+export class CleanPayloads {
+  readonly #kept = new RecentMap<string, Kept>();
+  #chars = 0;
+
+  /** Where `texts` differ from the scope's previous payload, when that payload was clean under these rules. */
+  changed(scope: string, texts: string[], rules: CompiledRules, cfg: Config): Changed | null {
+    const prev = this.#kept.get(scope);
+    if (!prev || prev.rules !== rules || prev.cfg !== cfg) return null;
+    const old = prev.texts;
+    const max = Math.min(old.length, texts.length);
+    let from = 0;
+    while (from < max && texts[from] === old[from]) from++;
+    let same = 0;
+    while (same < max - from && texts[texts.length - 1 - same] === old[old.length - 1 - same]) same++;
+    return { from, to: texts.length - same };
+  }
+
+  /** The payload just scanned in `scope`: kept when nothing in it matched, else the scope is forgotten. */
+  record(scope: string, texts: string[], rules: CompiledRules, cfg: Config, clean: boolean): void {
+    this.forget(scope);
+    if (!clean) return;
+    let chars = 0;
+    for (const t of texts) chars += t.length;
+    if (chars > MAX_TOTAL_CHARS) return;
+    this.#kept.set(scope, { texts, rules, cfg, chars });
+    this.#chars += chars;
+    while (this.#kept.size > MAX_SCOPES || this.#chars > MAX_TOTAL_CHARS) {
+      const oldest = this.#kept.oldestKey();
+      if (oldest === undefined) break;
+      this.forget(oldest);
+    }
+  }
+
+  forget(scope: string): void {
+    const k = this.#kept.get(scope);
+    if (!k) return;
+    this.#kept.delete(scope);
+    this.#chars -= k.chars;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * Scanning only what differs from a session's clean previous payload (src/policy/unchanged.ts) gives
+ * the verdict of a full scan. Two pipelines with the shipped rules, one scanning every payload in full,
+ * are fed the same turns of a conversation: messages added, removed, rewritten in the kept history,
+ * tokens whole, cut across two messages or with their keyword in the next one, and the rules or the
+ * configuration changed between turns. Their actions and findings must be the same every turn.
+ */
+import { expect, test } from "bun:test";
+import fc from "fast-check";
+import { type Config, defaultConfig } from "../../src/config/schema.ts";
+import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
+import { blankSession } from "../../src/core/types.ts";
+import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import { createPipeline } from "../../src/policy/pipeline.ts";
+
+const GH = ["ghp_", "R2x0aGVyZVNlY3JldFRva2VuMDAwMDAwMDAw"].join("");
+const AWS_ID = ["AKIA", "QYLPMN5HFIQR7XOB"].join("");
+const AWS_SECRET = ["AC9C79z5dcoqdc/F5caD4cq0", "zDDTK+7lCVKr7jf3"].join("");
+const enc = new TextEncoder();
+const rules = loadBuiltinRules();
+
+function pipelines(config: () => Config, version: () => number) {
+  const make = (reuseClean: boolean) =>
+    createPipeline({
+      config,
+      rules: () => rules,
+      rulesVersion: version,
+      hmacKey: new Uint8Array(32),
+      reuseClean,
+    });
+  return { reusing: make(true), full: make(false) };
+}
+
+function request(messages: unknown[], session = "s"): ScanRequest {
+  const body = {
+    model: "claude-sonnet-4-5",
+    messages,
+    system: [{ type: "text", text: "You are a coding assistant. Keep answers short." }],
+    tools: [
+      { name: "Bash", description: "Runs a shell command in the project.", input_schema: { type: "object" } },
+    ],
+  };
+  return {
+    provider: "anthropic",
+    method: "POST",
+    path: "/v1/messages",
+    headers: new Headers({ "content-type": "application/json" }),
+    body: enc.encode(JSON.stringify(body)),
+    session: blankSession({ session_id: session, client: "claude-code", client_name: "Claude Code" }),
+    transport: "http",
+  };
+}
+
+/** What must be the same: the action and each finding's rule, place and action. */
+const outcome = (v: Verdict) => ({
+  action: v.action,
+  findings: v.findings.map((f) => `${f.rule} ${f.path} ${f.action}`).sort(),
+  body: v.body ? new TextDecoder().decode(v.body) : null,
+});
+
+/** Texts a turn may say: clean prose, short words, a token whole or in pieces, a keyword and its value. */
+const SAY = [
+  "Fix the failing test in src/clock.ts.",
+  "ok",
+  "Run the tests again and show me the output of the last one.",
+  `the token is ${GH}`,
+  `remember this: ${GH.slice(0, 14)}`,
+  `${GH.slice(14)} is the rest of it`,
+  `aws_access_key_id = ${AWS_ID}`,
+  `aws_secret_access_key = ${AWS_SECRET}`,
+  AWS_SECRET.slice(0, 20),
+  AWS_SECRET.slice(20),
+  "The expiry test now uses the injected clock.",
+];
+
+const step = fc.oneof(
+  fc.record({ op: fc.constant("add" as const), say: fc.nat({ max: SAY.length - 1 }), blocks: fc.boolean() }),
+  fc.record({ op: fc.constant("edit" as const), at: fc.nat(), say: fc.nat({ max: SAY.length - 1 }) }),
+  fc.record({ op: fc.constant("remove" as const), at: fc.nat() }),
+  fc.record({ op: fc.constant("config" as const) }),
+  fc.record({ op: fc.constant("same" as const) }),
+  // A rules change recompiles the matcher (slow): now and then.
+  {
+    weight: 1,
+    arbitrary: fc.record({ op: fc.constant("rules" as const), rare: fc.integer({ min: 0, max: 9 }) }),
+  },
+);
+
+test("property: every turn's verdict is the full scan's", () => {
+  // One pair of pipelines (compiling the rules is the slow part); each run is a session of its own.
+  const base = defaultConfig();
+  const redacting: Config = {
+    ...base,
+    detectors: { ...base.detectors, secrets: { ...base.detectors.secrets, action: "redact" } },
+  };
+  let cfg: Config = base;
+  let version = 1;
+  const { reusing, full } = pipelines(
+    () => cfg,
+    () => version,
+  );
+  let run = 0;
+  fc.assert(
+    fc.property(fc.array(step, { minLength: 2, maxLength: 12 }), fc.boolean(), (steps, redact) => {
+      const session = `run-${++run}`;
+      cfg = redact ? redacting : base;
+      const messages: { role: string; content: unknown }[] = [{ role: "user", content: SAY[0]! }];
+      for (const s of steps) {
+        const role = messages.length % 2 ? "assistant" : "user";
+        if (s.op === "add")
+          messages.push({ role, content: s.blocks ? [{ type: "text", text: SAY[s.say]! }] : SAY[s.say]! });
+        else if (s.op === "edit") messages[s.at % messages.length] = { role, content: SAY[s.say]! };
+        else if (s.op === "remove" && messages.length > 1) messages.splice(s.at % messages.length, 1);
+        else if (s.op === "rules" && s.rare === 0) version++;
+        else if (s.op === "config") cfg = { ...cfg };
+        const req = request(structuredClone(messages), session);
+        const a = reusing.hook(req) as Verdict;
+        const b = full.hook(req) as Verdict;
+        expect(outcome(a)).toEqual(outcome(b));
+      }
+    }),
+    { numRuns: 150 },
+  );
+  // The clean turns were scanned from the previous one.
+  expect(reusing.stats().segments_scanned).toBeLessThan(full.stats().segments_scanned);
+}, 60_000);
+
+test("a clean turn scans only its new texts; a token in the kept history is still found", () => {
+  const { reusing, full } = pipelines(defaultConfig, () => 1);
+  const history = [
+    { role: "user", content: SAY[0]! },
+    { role: "assistant", content: SAY[10]! },
+  ];
+  const both = (messages: unknown[]) => {
+    const req = request(messages);
+    return [reusing.hook(req) as Verdict, full.hook(req) as Verdict];
+  };
+  expect(both(history).map((v) => v.action)).toEqual(["pass", "pass"]);
+  expect(both([...history, { role: "user", content: SAY[2]! }]).map((v) => v.action)).toEqual([
+    "pass",
+    "pass",
+  ]);
+  const edited = [
+    { role: "user", content: `${SAY[0]} ${GH}` },
+    history[1]!,
+    { role: "user", content: SAY[2]! },
+  ];
+  const [v] = both(edited);
+  expect(v!.action).toBe("block");
+  expect(v!.findings.map((f) => f.path)).toContain("messages[0].content");
+});
+
+test("a token cut across the last kept message and a new one is found at their junction", () => {
+  const { reusing } = pipelines(defaultConfig, () => 1);
+  const kept = [{ role: "user", content: SAY[4]! }];
+  expect((reusing.hook(request(kept)) as Verdict).action).toBe("pass");
+  const v = reusing.hook(request([...kept, { role: "user", content: SAY[5]! }])) as Verdict;
+  expect(v.action).toBe("block");
+  expect(v.findings.map((f) => f.path)).toContain("messages[0].content + messages[1].content");
+});
+
+test("another session's clean payload is not used", () => {
+  const { reusing } = pipelines(defaultConfig, () => 1);
+  reusing.hook(request([{ role: "user", content: SAY[0]! }], "one"));
+  const before = reusing.stats().segments_scanned;
+  reusing.hook(request([{ role: "user", content: SAY[0]! }], "two"));
+  expect(reusing.stats().segments_scanned - before).toBeGreaterThan(2);
+});
