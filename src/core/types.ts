@@ -182,6 +182,40 @@ export interface Finding {
   description: string;
 }
 
+/** What a finding is and what was done with it, wherever it is shown: stored, scanned, live, reported. */
+export type FindingVerdict = Pick<
+  Finding,
+  | "rule"
+  | "detector"
+  | "finding_type"
+  | "severity"
+  | "action"
+  | "action_source"
+  | "matched_rules"
+  | "preview"
+  | "description"
+  | "decoded"
+>;
+
+/**
+ * A finding's verdict fields, copied: none is cut from a larger string (the preview is built by
+ * masking, the description is the rule's, `decoded` names encodings), so a copy keeps no text alive.
+ */
+export function findingVerdict(f: FindingVerdict): FindingVerdict {
+  return {
+    rule: f.rule,
+    detector: f.detector,
+    finding_type: f.finding_type,
+    severity: f.severity,
+    action: f.action,
+    action_source: f.action_source,
+    matched_rules: f.matched_rules,
+    preview: f.preview,
+    description: f.description,
+    decoded: f.decoded,
+  };
+}
+
 export const RULE_TIERS = ["community", "pro", "custom"] as const;
 export type RuleTier = (typeof RULE_TIERS)[number];
 /** Where a rule comes from: rules/ (`builtin`), YAML `custom_rules`, the dashboard API, `sluice rules import`. */

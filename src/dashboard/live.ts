@@ -7,6 +7,7 @@
  * ids once a second while a client is connected, and sent as `finding` / `mcp-event`.
  */
 import { BUS_EVENTS, type Bus, type BusEventName, type BusEvents } from "../core/bus.ts";
+import { findingVerdict } from "../core/types.ts";
 import { maskPath } from "../store/audit-log.ts";
 import type { Store } from "../store/index.ts";
 import { SECURITY_HEADERS } from "./http.ts";
@@ -22,21 +23,12 @@ export function livePayload<K extends BusEventName>(name: K, ev: BusEvents[K]): 
     const f = e.finding;
     return {
       ts,
-      rule: f.rule,
-      detector: f.detector,
-      finding_type: f.finding_type,
-      severity: f.severity,
-      action: f.action,
-      action_source: f.action_source,
-      matched_rules: f.matched_rules,
+      ...findingVerdict(f),
       path: f.path,
       start: f.start,
       end: f.end,
-      preview: f.preview,
       content_hash: f.content_hash,
       value_hash: f.value_hash,
-      decoded: f.decoded,
-      description: f.description,
       provider: e.provider,
       request_id: e.request_id,
       transport: e.transport,

@@ -3,26 +3,14 @@
  * column, 1-based, UTF-16 columns, end exclusive) and stripped of hashes that could be brute-forced:
  * `content_hash` stays in memory for the baseline and is never printed.
  */
-import type { Action, ActionSource, DetectorName, Severity } from "../core/types.ts";
+import type { Action, FindingVerdict } from "../core/types.ts";
 
-export interface ScanFinding {
+export interface ScanFinding extends FindingVerdict {
   file: string;
   line: number;
   column: number;
   end_line: number;
   end_column: number;
-  rule: string;
-  detector: DetectorName;
-  finding_type: string;
-  severity: Severity;
-  action: Action;
-  /** Where the action came from: the rule (set by the user), the detector, the rule's default, the pipeline default. */
-  action_source: ActionSource;
-  /** Every rule that matched this place, the deciding rule first. */
-  matched_rules: string[];
-  preview: string;
-  description: string;
-  decoded: string | null;
   /** Stable id of the finding for CI tools: sha256 of rule, file and masked preview (no raw value). */
   fingerprint: string;
   /** sha256 of the matched value, in memory only (baseline matching). Never serialised. */

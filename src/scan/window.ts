@@ -9,7 +9,7 @@
  * for await (const piece of pieces) w.push(piece);
  * const findings = w.finish();
  */
-import type { Finding } from "../core/types.ts";
+import { type Finding, findingVerdict } from "../core/types.ts";
 import type { ScanFinding } from "./types.ts";
 
 /**
@@ -134,18 +134,8 @@ export class WindowScanner {
           column,
           end_line,
           end_column,
-          rule: f.rule,
-          detector: f.detector,
-          finding_type: f.finding_type,
-          severity: f.severity,
-          action: f.action,
-          action_source: f.action_source,
-          matched_rules: f.matched_rules,
-          // None of these is cut from the window (a substring would keep all of it alive): the
-          // preview is built by maskValue, the description is the rule's, `decoded` names encodings.
-          preview: f.preview,
-          description: f.description,
-          decoded: f.decoded,
+          // Copied, not cut from the window (a substring would keep all of it alive).
+          ...findingVerdict(f),
           fingerprint: fingerprintOf(f.rule, this.#file, f.preview),
           content_hash: f.content_hash,
         });
