@@ -245,6 +245,20 @@ export interface Paging {
   total: number;
 }
 
+/** A list that is shown a page at a time and reads its page again on `load`. */
+export interface PagedList extends Paging {
+  load(): Promise<void>;
+}
+
+/** Show another page of `list` (`pagerControls`' `go`). */
+export function turnPage(list: PagedList): (offset: number, limit: number) => void {
+  return (offset, limit) => {
+    list.offset = offset;
+    list.limit = limit;
+    void list.load();
+  };
+}
+
 /**
  * A paged list's pager: "Rows per page" (when `sizes` says its id and choices), `status` (where the
  * page is), "← Previous" and "Next →". `go(offset, limit)` shows another page; a new page size

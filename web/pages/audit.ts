@@ -18,6 +18,7 @@ import {
   PERIODS,
   pageHead,
   pagerControls,
+  turnPage,
   when,
 } from "../dom.ts";
 import { fail } from "../feedback.ts";
@@ -52,6 +53,8 @@ interface AuditPage {
   ctx: PageCtx;
   filter: Filter<FilterKey>;
   offset: number;
+  limit: number;
+  total: number;
   load(): Promise<void>;
 }
 
@@ -66,6 +69,8 @@ export async function auditPage(ctx: PageCtx) {
       void page.load();
     }),
     offset: 0,
+    limit: LIMIT,
+    total: 0,
     load: async () => {
       const query = page.filter.query();
       replaceParams("audit", query);
@@ -73,19 +78,13 @@ export async function auditPage(ctx: PageCtx) {
       try {
         const res = await get<List & { entries: AuditEntry[] }>("/audit", {
           ...query,
-          limit: LIMIT,
+          limit: page.limit,
           offset: page.offset,
         });
         if (ctx.left()) return;
         mount(tableBox, auditTable(page, res.entries));
-        const paging = { offset: page.offset, limit: LIMIT, total: res.total };
-        mount(
-          pager,
-          ...pagerControls(paging, `${num(res.total)} requests`, (o) => {
-            page.offset = o;
-            void page.load();
-          }),
-        );
+        page.total = res.total;
+        mount(pager, ...pagerControls(page, `${num(res.total)} requests`, turnPage(page)));
       } catch (err) {
         fail(err);
       }

@@ -14,6 +14,7 @@ import {
   num,
   pagerControls,
   shortPreview,
+  turnPage,
   when,
 } from "../dom.ts";
 import { proxyUrl } from "../state.ts";
@@ -53,16 +54,10 @@ export function findingsTable(page: FindingsPage) {
     const pages = Math.max(1, Math.ceil(total / limit));
     mount(
       pager,
-      ...pagerControls(
-        page,
-        `Page ${Math.floor(offset / limit) + 1} of ${pages}`,
-        (o, l) => {
-          page.offset = o;
-          page.limit = l;
-          void page.load();
-        },
-        { id: "page-size", sizes: PAGE_SIZES },
-      ),
+      ...pagerControls(page, `Page ${Math.floor(offset / limit) + 1} of ${pages}`, turnPage(page), {
+        id: "page-size",
+        sizes: PAGE_SIZES,
+      }),
     );
   };
   return { element, pager, totalLabel, sortNote, render };

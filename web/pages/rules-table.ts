@@ -4,7 +4,7 @@
  * selection's checkboxes and the pager.
  */
 import { del, post, put } from "../api.ts";
-import { dataTable, h, mount, num, pagerControls, select } from "../dom.ts";
+import { dataTable, h, mount, num, pagerControls, select, turnPage } from "../dom.ts";
 import { attempt, confirmDialog, fail, toast } from "../feedback.ts";
 import { RULE_ACTIONS, type Rule, SEVERITIES } from "../types.ts";
 import type { RulesPage } from "./rules.ts";
@@ -50,11 +50,7 @@ export function rulesTable(page: RulesPage, bulk: BulkBar) {
       ...pagerControls(
         page,
         `${offset + 1}–${Math.min(total, offset + limit)} of ${num(total)}`,
-        (o, l) => {
-          page.offset = o;
-          page.limit = l;
-          void page.load();
-        },
+        turnPage(page),
         { id: "rules-page-size", sizes: PAGE_SIZES },
       ),
     );
