@@ -3,23 +3,17 @@
  * JSON-RPC on stdio; sluice speaks Streamable HTTP to the server (POST per message, JSON or SSE
  * answers, a GET SSE stream for server-initiated messages), keeping `Mcp-Session-Id`.
  */
-import type { UpstreamTls } from "../config/load.ts";
-import type { Logger } from "../core/log.ts";
-import type { McpSession } from "./core.ts";
-import { forwardText, oneLine, requestsIn, tlsInit, transportError } from "./http-common.ts";
+import {
+  type BridgeOptions,
+  forwardText,
+  oneLine,
+  requestsIn,
+  tlsInit,
+  transportError,
+} from "./http-common.ts";
 import { idKey } from "./jsonrpc.ts";
 import { SseParser } from "./sse.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
-
-export interface HttpBridgeOptions {
-  upstream: URL;
-  session: McpSession;
-  log: Logger;
-  /** Extra request headers (`--header`), e.g. Authorization. */
-  headers: [string, string][];
-  tls?: UpstreamTls;
-  input?: ReadableStream<Uint8Array>;
-}
 
 /** Reopening the GET stream: pause between attempts, and consecutive failures before giving up. */
 const GET_RETRY_MS = 1000;
@@ -28,7 +22,7 @@ const GET_RETRIES = 5;
 /** How long answers still in flight may take once the client closed its input. */
 const EOF_GRACE_MS = 5000;
 
-export async function runHttpBridge(opts: HttpBridgeOptions): Promise<number> {
+export async function runHttpBridge(opts: BridgeOptions): Promise<number> {
   return new HttpBridge(opts).run();
 }
 
@@ -41,7 +35,7 @@ class HttpBridge {
   /** Aborts the POST carrying a request, by request id (for notifications/cancelled). */
   readonly #aborts = new Map<string, AbortController>();
 
-  constructor(private readonly opts: HttpBridgeOptions) {}
+  constructor(private readonly opts: BridgeOptions) {}
 
   /** Until the client closes its input or a signal comes; the exit code. */
   async run(): Promise<number> {

@@ -1,11 +1,24 @@
 /**
- * Header hygiene and message helpers shared by the HTTP bridge and the HTTP reverse proxy.
+ * Header hygiene and message helpers shared by the HTTP bridge and the HTTP reverse proxy, and the
+ * options both stdio bridges (HTTP and WebSocket) take.
  */
 import type { UpstreamTls } from "../config/load.ts";
+import type { Logger } from "../core/log.ts";
 import { withoutHopByHop } from "../proxy/headers.ts";
 import type { McpSession, Outcome } from "./core.ts";
 import { classify, type JsonRpcId } from "./jsonrpc.ts";
 import { SseParser, sseEvent } from "./sse.ts";
+
+/** What a stdio bridge to a remote server (`sluice mcp --upstream http(s)://… | ws(s)://…`) takes. */
+export interface BridgeOptions {
+  upstream: URL;
+  session: McpSession;
+  log: Logger;
+  /** Extra request headers (`--header`), e.g. Authorization. */
+  headers: [string, string][];
+  tls?: UpstreamTls;
+  input?: ReadableStream<Uint8Array>;
+}
 
 /** The fetch options that carry UpstreamTls (nothing when defaults apply). */
 export function tlsInit(tls: UpstreamTls | undefined): { tls?: UpstreamTls } {

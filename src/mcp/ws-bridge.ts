@@ -3,22 +3,10 @@
  * JSON-RPC on stdio; each message travels as one text frame (subprotocol `mcp`) to the server.
  */
 
-import type { UpstreamTls } from "../config/load.ts";
-import type { Logger } from "../core/log.ts";
-import type { McpSession } from "./core.ts";
-import { forwardText, oneLine, tlsInit } from "./http-common.ts";
+import { type BridgeOptions, forwardText, oneLine, tlsInit } from "./http-common.ts";
 import { lineText, pumpLines, StdoutWriter, untilSignal } from "./stdio.ts";
 
-export interface WsBridgeOptions {
-  upstream: URL;
-  session: McpSession;
-  log: Logger;
-  headers: [string, string][];
-  tls?: UpstreamTls;
-  input?: ReadableStream<Uint8Array>;
-}
-
-export async function runWsBridge(opts: WsBridgeOptions): Promise<number> {
+export async function runWsBridge(opts: BridgeOptions): Promise<number> {
   const { session, log } = opts;
   const out = new StdoutWriter();
   const ws = new WebSocket(opts.upstream.href, {
