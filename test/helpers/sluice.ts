@@ -25,6 +25,7 @@ import { stringify } from "yaml";
 import type { RequestHook } from "../../src/core/hook.ts";
 import { PROVIDERS } from "../../src/core/types.ts";
 import { type SluiceRuntime, startRuntime } from "../../src/runtime/index.ts";
+import { type Ran, run } from "./run.ts";
 import { testTls } from "./tls.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
@@ -246,21 +247,12 @@ export function followOutput(proc: Subprocess<"ignore", "pipe", "pipe">): Follow
 export async function runSluice(
   args: string[],
   opts: { env?: Record<string, string>; cwd?: string; binary?: string } = {},
-): Promise<{ code: number; stdout: string; stderr: string }> {
+): Promise<Ran> {
   const cmd = opts.binary ? [opts.binary] : [process.execPath, join(REPO, "src/cli.ts")];
-  const proc = Bun.spawn([...cmd, ...args], {
+  return run([...cmd, ...args], {
     cwd: opts.cwd ?? REPO,
-    env: { ...(process.env as Record<string, string>), NO_COLOR: "1", ...opts.env },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
+    env: { ...process.env, NO_COLOR: "1", ...opts.env },
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
 }
 
 /**

@@ -21,6 +21,7 @@ import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { sha256File } from "../../src/core/build-info.ts";
 import { type HostBinaries, hostBinaries, tamper } from "../helpers/binaries.ts";
+import { run } from "../helpers/run.ts";
 import { deadEndpoint } from "../helpers/sluice.ts";
 
 // Compiled binaries started and hashed on a busy two-core machine take seconds, not milliseconds.
@@ -96,23 +97,15 @@ async function install(
   opts: { home?: string; release?: string; base?: string; path?: string } = {},
 ): Promise<Run & { home: string; bindir: string }> {
   const home = opts.home ?? temp("sluice-install-home-");
-  const proc = Bun.spawn([shell, INSTALL_SH, ...args], {
+  const { code, stdout, stderr } = await run([shell, INSTALL_SH, ...args], {
     env: {
       HOME: home,
       PATH: opts.path ?? (process.env.PATH as string),
       SLUICE_INSTALL_BASE: opts.base ?? `${base}/${opts.release ?? "good"}`,
       SLUICE_HOME: join(home, "sluice-home"),
     },
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [o, e, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, out: o + e, home, bindir: join(home, ".local", "bin") };
+  return { code, out: stdout + stderr, home, bindir: join(home, ".local", "bin") };
 }
 
 /** What a directory holds, for "nothing was installed". */
@@ -246,13 +239,11 @@ test("the README's line: curl -fsSL <base>/install.sh | sh", async () => {
   // The same line, from the local server instead of the release page.
   const local = line!.replace(/https:\/\/\S+\/install\.sh/, `${base}/install.sh`);
   const home = temp("sluice-install-home-");
-  const proc = Bun.spawn(["sh", "-c", local], {
+  const { code, stdout, stderr } = await run(["sh", "-c", local], {
     env: { HOME: home, PATH: process.env.PATH as string, SLUICE_INSTALL_BASE: `${base}/good` },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const out = (await new Response(proc.stderr).text()) + (await new Response(proc.stdout).text());
-  expect(await proc.exited).toBe(0);
+  const out = stderr + stdout;
+  expect(code).toBe(0);
   expect(out).toContain("installed sluice 9.8.7-test");
   expect(contents(join(home, ".local", "bin")).sort()).toEqual(["sluice", "sluice-agent"]);
 });

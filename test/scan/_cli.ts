@@ -1,19 +1,16 @@
 /** Run `bun src/cli.ts <args>` as a user would, in a directory of the test's choosing. */
 import { join } from "node:path";
+import { type Ran, run } from "../helpers/run.ts";
 
 export const CLI = process.env.SLUICE_TEST_CLI ?? join(import.meta.dir, "..", "..", "src", "cli.ts");
 
-export interface CliResult {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = Ran;
 
-export async function sluice(
+export function sluice(
   args: string[],
   opts: { cwd: string; home?: string; stdin?: string | Uint8Array; env?: Record<string, string> },
 ): Promise<CliResult> {
-  const proc = Bun.spawn(["bun", CLI, ...args], {
+  return run(["bun", CLI, ...args], {
     cwd: opts.cwd,
     env: {
       ...process.env,
@@ -22,14 +19,6 @@ export async function sluice(
       FORCE_COLOR: "",
       ...opts.env,
     },
-    stdin: opts.stdin === undefined ? "ignore" : new Blob([opts.stdin as BlobPart]),
-    stdout: "pipe",
-    stderr: "pipe",
+    stdin: opts.stdin,
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
 }

@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { hostBinaries } from "../helpers/binaries.ts";
+import { run } from "../helpers/run.ts";
 
 setDefaultTimeout(60_000);
 
@@ -23,17 +24,11 @@ test("the binary scans a tree with worker threads and the built-in rules", async
   const key = "ghp_R7tQ2mX9vL4kP8sW1nB6cY3hJ5dF0gA2eZ7u";
   mkdirSync(join(dir, "src"));
   for (let i = 0; i < 12; i++) writeFileSync(join(dir, "src", `f${i}.ts`), `${filler}const t = "${key}";\n`);
-  const proc = Bun.spawn([binary, "scan", "--format", "json", "--jobs", "2", "src"], {
+  const scan = [binary, "scan", "--format", "json", "--jobs", "2", "src"];
+  const { stdout: out, stderr: err, code } = await run(scan, {
     cwd: dir,
     env: { ...process.env, SLUICE_HOME: join(dir, ".home") },
-    stdout: "pipe",
-    stderr: "pipe",
   });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
   expect(err).toBe("");
   const j = JSON.parse(out);
   expect(code).toBe(1);

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { scanStream } from "../../src/scan/file.ts";
 import { WindowScanner } from "../../src/scan/window.ts";
+import { run } from "../helpers/run.ts";
 import { AWS, regexScanner } from "./_scanner.ts";
 
 const KEY = "AKIAIOSFODNN7EXAMPLQ";
@@ -127,15 +128,11 @@ describe("scanStream", () => {
     // In a fresh process: inside the shared test process the heap left by earlier test files changes
     // when the collector runs, and sampling RSS every few ms can miss the peak. The child reports its
     // exact peak (VmHWM; getrusage's maxRSS would include the test runner's RSS, inherited by exec).
-    const child = Bun.spawn([process.execPath, join(import.meta.dir, "_big-stream.ts")], {
-      stdout: "pipe",
-      stderr: "pipe",
-    });
-    const [out, err, code] = await Promise.all([
-      new Response(child.stdout).text(),
-      new Response(child.stderr).text(),
-      child.exited,
-    ]);
+    const {
+      stdout: out,
+      stderr: err,
+      code,
+    } = await run([process.execPath, join(import.meta.dir, "_big-stream.ts")]);
     expect({ code, err }).toEqual({ code: 0, err: "" });
     const r = JSON.parse(out) as {
       blocks: number;
