@@ -33,6 +33,16 @@ export function testEnv(home: string, extra: Record<string, string> = {}): Recor
   };
 }
 
+/** `sluice mcp <args>` with its standard input held open, as a client holds it (for exit codes and stderr). */
+export function spawnMcp(args: string[]): Subprocess<"pipe", "pipe", "pipe"> {
+  return Bun.spawn(["bun", CLI, "mcp", ...args], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+    env: testEnv(tempHome()),
+  });
+}
+
 export interface LogLine {
   level: string;
   msg: string;

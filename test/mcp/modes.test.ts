@@ -13,7 +13,7 @@ import { CallToolResultSchema, LoggingMessageNotificationSchema } from "@modelco
 import { stringify } from "yaml";
 import { testTls } from "../helpers/tls.ts";
 import { startHttpMcpServer, startWsMcpServer } from "./fixtures/remote-servers.ts";
-import { CLI, RawSession, REPO, StderrLog, sdkOverSluice, tempHome, testEnv } from "./helpers.ts";
+import { CLI, RawSession, REPO, StderrLog, sdkOverSluice, spawnMcp, tempHome, testEnv } from "./helpers.ts";
 
 /** The same conversation in every mode; asserts what the client saw. */
 async function exercise(client: Client, opts: { streaming?: boolean } = {}) {
@@ -109,13 +109,7 @@ describe("HTTP bridge (--upstream http://)", () => {
   });
 
   test("an unreachable server answers each request with a JSON-RPC error instead of hanging", async () => {
-    const home = tempHome();
-    const p = Bun.spawn(["bun", CLI, "mcp", "--upstream", "http://127.0.0.1:9/mcp"], {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: testEnv(home),
-    });
+    const p = spawnMcp(["--upstream", "http://127.0.0.1:9/mcp"]);
     p.stdin.write(
       `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } })}\n`,
     );

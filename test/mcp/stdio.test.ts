@@ -6,7 +6,7 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { fixture, RawSession, REPO, sdkOverSluice, tempHome } from "./helpers.ts";
+import { fixture, RawSession, REPO, sdkOverSluice, spawnMcp, tempHome } from "./helpers.ts";
 
 const EVERYTHING = join(REPO, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 
@@ -124,39 +124,16 @@ describe("stdio framing", () => {
   });
 
   test("exit code of the server is sluice's exit code; stderr passes through", async () => {
-    const home = tempHome();
-    const p = Bun.spawn(
-      [
-        "bun",
-        join(REPO, "src/cli.ts"),
-        "mcp",
-        "--",
-        "bun",
-        "-e",
-        "console.error('server-stderr-line'); process.exit(7)",
-      ],
-      {
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-        env: { PATH: process.env.PATH!, HOME: home, SLUICE_HOME: home },
-      },
-    );
+    const p = spawnMcp(["--", "bun", "-e", "console.error('server-stderr-line'); process.exit(7)"]);
     const code = await p.exited;
     expect(code).toBe(7);
     expect(await new Response(p.stderr).text()).toContain("server-stderr-line");
   });
 
   test("SIGTERM to sluice reaches the server; sluice exits as the server did", async () => {
-    const home = tempHome();
     const script =
       "process.on('SIGTERM', () => { console.error('child got SIGTERM'); process.exit(42) }); console.error('ready'); setInterval(() => {}, 1000)";
-    const p = Bun.spawn(["bun", join(REPO, "src/cli.ts"), "mcp", "--", "bun", "-e", script], {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { PATH: process.env.PATH!, HOME: home, SLUICE_HOME: home },
-    });
+    const p = spawnMcp(["--", "bun", "-e", script]);
     let err = "";
     const dec = new TextDecoder();
     const reader = p.stderr.getReader();
@@ -176,24 +153,12 @@ describe("stdio framing", () => {
   });
 
   test("a server killed by a signal makes sluice exit 128+n", async () => {
-    const home = tempHome();
-    const p = Bun.spawn(["bun", join(REPO, "src/cli.ts"), "mcp", "--", "sh", "-c", "kill -9 $$"], {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { PATH: process.env.PATH!, HOME: home, SLUICE_HOME: home },
-    });
+    const p = spawnMcp(["--", "sh", "-c", "kill -9 $$"]);
     expect(await p.exited).toBe(137);
   });
 
   test("a server that cannot start: exit 127 and a message", async () => {
-    const home = tempHome();
-    const p = Bun.spawn(["bun", join(REPO, "src/cli.ts"), "mcp", "--", "/nonexistent/server-binary"], {
-      stdin: "pipe",
-      stdout: "pipe",
-      stderr: "pipe",
-      env: { PATH: process.env.PATH!, HOME: home, SLUICE_HOME: home },
-    });
+    const p = spawnMcp(["--", "/nonexistent/server-binary"]);
     expect(await p.exited).toBe(127);
     expect(await new Response(p.stderr).text()).toContain("cannot start MCP server");
   });
@@ -201,28 +166,7 @@ describe("stdio framing", () => {
 
 describe("command line", () => {
   test("--help and -h after -- belong to the server command, not to sluice", async () => {
-    const home = tempHome();
-    const p = Bun.spawn(
-      [
-        "bun",
-        join(REPO, "src/cli.ts"),
-        "mcp",
-        "--no-store",
-        "--",
-        "sh",
-        "-c",
-        'echo "args: $*" >&2',
-        "x",
-        "--help",
-        "-h",
-      ],
-      {
-        stdin: "pipe",
-        stdout: "pipe",
-        stderr: "pipe",
-        env: { PATH: process.env.PATH!, HOME: home, SLUICE_HOME: home },
-      },
-    );
+    const p = spawnMcp(["--no-store", "--", "sh", "-c", 'echo "args: $*" >&2', "x", "--help", "-h"]);
     p.stdin.end();
     expect(await p.exited).toBe(0);
     expect(await new Response(p.stderr).text()).toContain("args: --help -h");
