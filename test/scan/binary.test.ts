@@ -24,17 +24,16 @@ test("the binary scans a tree with worker threads and the built-in rules", async
   const key = "ghp_R7tQ2mX9vL4kP8sW1nB6cY3hJ5dF0gA2eZ7u";
   mkdirSync(join(dir, "src"));
   for (let i = 0; i < 12; i++) writeFileSync(join(dir, "src", `f${i}.ts`), `${filler}const t = "${key}";\n`);
-  const scan = [binary, "scan", "--format", "json", "--jobs", "2", "src"];
-  const { stdout: out, stderr: err, code } = await run(scan, {
+  const r = await run([binary, "scan", "--format", "json", "--jobs", "2", "src"], {
     cwd: dir,
     env: { ...process.env, SLUICE_HOME: join(dir, ".home") },
   });
-  expect(err).toBe("");
-  const j = JSON.parse(out);
-  expect(code).toBe(1);
+  expect(r.stderr).toBe("");
+  const j = JSON.parse(r.stdout);
+  expect(r.code).toBe(1);
   expect(j.summary.workers).toBe(2);
   expect(j.summary.files_scanned).toBe(12);
   expect(j.findings.filter((f: { rule: string }) => f.rule === "github_pat").length).toBe(12);
   expect(j.findings[0].line).toBe(48_001);
-  expect(out).not.toContain(key);
+  expect(r.stdout).not.toContain(key);
 });
