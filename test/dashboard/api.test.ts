@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Finding } from "../../src/core/types.ts";
 import { contentHash } from "../../src/policy/mask.ts";
-import { finding, rule, session } from "../helpers/records.ts";
+import { finding, request, rule, session } from "../helpers/records.ts";
 import { type Env, makeEnv, PORT, TEST_HMAC_KEY } from "./_env.ts";
 
 let env: Env;
@@ -108,28 +108,20 @@ beforeAll(async () => {
     { session_id: "sess-3", working_directory: "/srv/other" },
     "gemini",
   );
-  env.rt.bus.emit("request", {
-    request_id: "req-1",
-    ts: new Date().toISOString(),
-    provider: "anthropic",
-    client: "claude-cli/2.1.328 (external, sdk-cli)",
-    model: "claude-sonnet-4-5",
-    method: "POST",
-    path: "/v1/messages",
-    action: "block",
-    finding_count: 1,
-    rules: "aws_access_key_id",
-    action_source: "rule_default",
-    bytes: 4000,
-    duration_ms: 3,
-    upstream_status: null,
-    session_id: "sess-1",
-    account_id: "acct-1",
-    mode: "active",
-    error: null,
-    login: "api_key",
-    unscanned: null,
-  });
+  env.rt.bus.emit(
+    "request",
+    request({
+      client: "claude-cli/2.1.328 (external, sdk-cli)",
+      path: "/v1/messages",
+      action: "block",
+      finding_count: 1,
+      rules: "aws_access_key_id",
+      action_source: "rule_default",
+      bytes: 4000,
+      duration_ms: 3,
+      upstream_status: null,
+    }),
+  );
   env.rt.bus.emit("ws-connection", {
     connection_id: "11111111-2222-3333-4444-555555555555",
     phase: "close",

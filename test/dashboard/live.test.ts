@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { followLive } from "../helpers/live.ts";
-import { finding, session } from "../helpers/records.ts";
+import { finding, request, session } from "../helpers/records.ts";
 import { type Env, makeEnv } from "./_env.ts";
 
 let env: Env;
@@ -30,28 +30,20 @@ test("every bus event is streamed as {type, ts, ...fields}; heartbeats keep comi
     request_id: "req-9",
     transport: "http",
   });
-  bus.emit("request", {
-    request_id: "req-9",
-    ts: new Date().toISOString(),
-    provider: "gemini",
-    client: "x",
-    model: null,
-    method: "POST",
-    path: `/v1beta/models/m:generateContent?key=${secret}`,
-    action: "pass",
-    finding_count: 0,
-    rules: null,
-    action_source: null,
-    bytes: 1,
-    duration_ms: 1,
-    upstream_status: 200,
-    session_id: "s",
-    account_id: null,
-    mode: "active",
-    error: null,
-    login: "api_key",
-    unscanned: null,
-  });
+  bus.emit(
+    "request",
+    request({
+      request_id: "req-9",
+      provider: "gemini",
+      client: "x",
+      model: null,
+      path: `/v1beta/models/m:generateContent?key=${secret}`,
+      bytes: 1,
+      duration_ms: 1,
+      session_id: "s",
+      account_id: null,
+    }),
+  );
   bus.emit("mode-changed", { mode: "passthrough", previous: "active" });
   bus.emit("config-reloaded", { changes: ["proxy.timeout: 120 -> 60"], source: "api" });
   bus.emit("ws-connection", {

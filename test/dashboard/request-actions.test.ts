@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { RequestEvent } from "../../src/core/bus.ts";
 import type { RequestActions } from "../../src/store/records.ts";
 import { DAY_MS } from "../../src/store/sql.ts";
-import { finding, session } from "../helpers/records.ts";
+import { finding, request, session } from "../helpers/records.ts";
 import { type Env, makeEnv } from "./_env.ts";
 
 let env: Env;
@@ -14,30 +14,21 @@ const now = Date.now();
 const startOfToday = Math.floor(now / DAY_MS) * DAY_MS;
 
 let n = 0;
-function request(over: Partial<RequestEvent>): void {
-  env.rt.bus.emit("request", {
-    request_id: `req-${++n}`,
-    ts: new Date(now).toISOString(),
-    provider: "anthropic",
-    client: "claude-code",
-    model: "claude-sonnet-4-5",
-    method: "POST",
-    path: "/v1/messages",
-    action: "pass",
-    finding_count: 0,
-    rules: null,
-    action_source: null,
-    bytes: 100,
-    duration_ms: 1,
-    upstream_status: 200,
-    session_id: "s-app",
-    account_id: null,
-    mode: "active",
-    error: null,
-    login: "api_key",
-    unscanned: null,
-    ...over,
-  });
+function emitRequest(over: Partial<RequestEvent>): void {
+  env.rt.bus.emit(
+    "request",
+    request({
+      request_id: `req-${++n}`,
+      ts: new Date(now).toISOString(),
+      client: "claude-code",
+      path: "/v1/messages",
+      bytes: 100,
+      duration_ms: 1,
+      session_id: "s-app",
+      account_id: null,
+      ...over,
+    }),
+  );
 }
 
 beforeAll(async () => {
@@ -56,16 +47,16 @@ beforeAll(async () => {
     });
   const at = (ms: number) => new Date(ms).toISOString();
   // Today: 2 blocked (app), 1 redacted (api, codex), 1 alerted with no session, passes and logs.
-  request({ action: "block", finding_count: 3 });
-  request({ action: "block", ts: at(startOfToday) });
-  request({ action: "redact", client: "codex", session_id: "s-api" });
-  request({ action: "alert", client: "gemini-cli", session_id: "" });
-  request({ action: "pass" });
-  request({ action: "log" });
+  emitRequest({ action: "block", finding_count: 3 });
+  emitRequest({ action: "block", ts: at(startOfToday) });
+  emitRequest({ action: "redact", client: "codex", session_id: "s-api" });
+  emitRequest({ action: "alert", client: "gemini-cli", session_id: "" });
+  emitRequest({ action: "pass" });
+  emitRequest({ action: "log" });
   // Earlier this week: 1 blocked (api), 1 alerted (app); before the week: 1 blocked, not counted.
-  request({ action: "block", session_id: "s-api", ts: at(startOfToday - 1) });
-  request({ action: "alert", ts: at(startOfToday - 6 * DAY_MS) });
-  request({ action: "block", ts: at(startOfToday - 6 * DAY_MS - 1) });
+  emitRequest({ action: "block", session_id: "s-api", ts: at(startOfToday - 1) });
+  emitRequest({ action: "alert", ts: at(startOfToday - 6 * DAY_MS) });
+  emitRequest({ action: "block", ts: at(startOfToday - 6 * DAY_MS - 1) });
   await env.store.flush();
 });
 afterAll(() => env.close());

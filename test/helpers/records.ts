@@ -1,8 +1,9 @@
 /**
  * Records of sluice's own types for tests that feed the store, the bus or a hook directly: a
- * session, a finding and a rule with plausible values, each field overridable. Never a real value:
+ * session, a finding, a rule and a proxied request with plausible values, each field overridable. Never a real value:
  * previews are masked and hashes made up.
  */
+import type { RequestEvent } from "../../src/core/bus.ts";
 import { blankSession, type Finding, type RuleDef, type SessionContext } from "../../src/core/types.ts";
 
 export function session(over: Partial<SessionContext> = {}): SessionContext {
@@ -57,6 +58,33 @@ export function rule(over: Partial<RuleDef> = {}): RuleDef {
     source: "builtin",
     description: "AWS access key id",
     tags: ["aws", "cloud"],
+    ...over,
+  };
+}
+
+/** A proxied request as the bus announces it (an Anthropic Messages call that passed), now. */
+export function request(over: Partial<RequestEvent> = {}): RequestEvent {
+  return {
+    request_id: "req-1",
+    ts: new Date().toISOString(),
+    provider: "anthropic",
+    client: "claude-cli/2.1.328",
+    model: "claude-sonnet-4-5",
+    method: "POST",
+    path: "/v1/messages?beta=true",
+    action: "pass",
+    finding_count: 0,
+    rules: null,
+    action_source: null,
+    bytes: 1234,
+    duration_ms: 12.5,
+    upstream_status: 200,
+    session_id: "sess-1",
+    account_id: "acct-1",
+    mode: "active",
+    error: null,
+    login: "api_key",
+    unscanned: null,
     ...over,
   };
 }

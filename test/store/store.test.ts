@@ -8,7 +8,7 @@ import { Bus, type FindingEvent, type RequestEvent } from "../../src/core/bus.ts
 import { Logger } from "../../src/core/log.ts";
 import { openStore, type Store } from "../../src/store/index.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
-import { finding, rule, session } from "../helpers/records.ts";
+import { finding, request, rule, session } from "../helpers/records.ts";
 
 const open: Store[] = [];
 afterEach(async () => {
@@ -42,32 +42,6 @@ function emitFinding(bus: Bus, over: Partial<FindingEvent> = {}): void {
     transport: "http",
     ...over,
   });
-}
-
-function request(over: Partial<RequestEvent> = {}): RequestEvent {
-  return {
-    request_id: "req-1",
-    ts: new Date().toISOString(),
-    provider: "anthropic",
-    client: "claude-cli/2.1.328",
-    model: "claude-sonnet-4-5",
-    method: "POST",
-    path: "/v1/messages?beta=true",
-    action: "pass",
-    finding_count: 0,
-    rules: null,
-    action_source: null,
-    bytes: 1234,
-    duration_ms: 12.5,
-    upstream_status: 200,
-    session_id: "sess-1",
-    account_id: "acct-1",
-    mode: "active",
-    error: null,
-    login: "api_key",
-    unscanned: null,
-    ...over,
-  };
 }
 
 describe("schema", () => {
