@@ -6,12 +6,12 @@
  */
 import { expect, test } from "bun:test";
 import { defaults } from "../../src/config/files.ts";
-import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
 import { charKernel, RANGE, TRI_SPOT } from "../../src/detect/kernel.ts";
 import { charPass } from "../../src/detect/loop.ts";
 import { type Matcher, scanText } from "../../src/detect/matcher.ts";
+import { rule } from "../helpers/records.ts";
 
 const matcher = compileRules(loadBuiltinRules());
 const jsOnly: Matcher = { ...matcher, byteHooks: false };
@@ -172,19 +172,17 @@ test("more spots or literals than a range's call can hold: the JavaScript loop t
 });
 
 test("a matcher with a non-ASCII literal keeps the JavaScript loop, and finds it", () => {
-  const rule: RuleDef = {
+  const geheimnis = rule({
     name: "geheimnis",
     pattern: "Geheimnisü-[0-9]{8}",
     detector: "proprietary",
     severity: "warning",
-    action: "",
     description: "test",
-    enabled: true,
     tier: "custom",
     source: "config",
     tags: [],
-  };
-  const e = compileRules([rule]);
+  });
+  const e = compileRules([geheimnis]);
   expect(e.byteHooks).toBe(false);
   const text = "xx Geheimnisü-12345678 yy";
   expect(scanText(e, text, { encoding: null }).map((m) => m.start)).toEqual([3]);

@@ -14,6 +14,7 @@ import type { RuleDef, SessionContext } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { maskValue } from "../../src/policy/mask.ts";
 import { createPipeline, textPayload } from "../../src/policy/pipeline.ts";
+import { rule } from "../helpers/records.ts";
 
 const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 const GH = ["ghp", "_", "EXAMPLE0fake1Key2For3Tests4Only5sluz"].join("");
@@ -426,18 +427,17 @@ describe("rules from configuration", () => {
   });
 
   test("a user rule that can backtrack catastrophically is skipped and cannot stall a request", () => {
-    const slow: RuleDef = {
+    const slow = rule({
       name: "slow",
       pattern: "([a-z]+)+@x",
       detector: "custom",
       severity: "high",
       action: "block",
-      enabled: true,
       tier: "custom",
       source: "dashboard",
       description: "",
       tags: [],
-    };
+    });
     const s = setup(() => {}, [...loadBuiltinRules(), slow]);
     const t0 = performance.now();
     const v = s.scan(msgs("a".repeat(200_000)));
