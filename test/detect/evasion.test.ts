@@ -10,7 +10,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { normalizeForMatching, SUSPECT, suspectUnit } from "../../src/detect/normalize.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { startMessagesUpstream, type Upstream } from "../helpers/upstream.ts";
 import { fixture, sdkOverSluice, tempHome } from "../mcp/helpers.ts";
 
 // Assembled at run time: no credential-shaped literal in the source.
@@ -53,12 +53,9 @@ describe("normalizeForMatching", () => {
 
 let up: Upstream;
 beforeAll(async () => {
-  up = await startUpstream();
-  up.on("POST", "/v1/messages", () => json(anthropicMessage()));
+  up = await startMessagesUpstream();
 });
-afterAll(async () => {
-  await up?.stop();
-});
+afterAll(() => up?.stop());
 
 const ask = (s: InProcessSluice, text: string) =>
   new Anthropic({ apiKey: "sk-ant-test", baseURL: s.proxyUrl, maxRetries: 0 }).messages.create({

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import type { Finding } from "../../src/core/types.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { startMessagesUpstream, type Upstream } from "../helpers/upstream.ts";
 import { fixture, sdkOverSluice, tempHome } from "../mcp/helpers.ts";
 
 const INJECTING_SERVER = join(import.meta.dir, "fixtures/injecting-server.ts");
@@ -23,12 +23,9 @@ const TOOL_DESCRIPTION =
 
 let up: Upstream;
 beforeAll(async () => {
-  up = await startUpstream();
-  up.on("POST", "/v1/messages", () => json(anthropicMessage()));
+  up = await startMessagesUpstream();
 });
-afterAll(async () => {
-  await up?.stop();
-});
+afterAll(() => up?.stop());
 
 /** A follow-up turn as Claude Code sends it: a poisoned tool definition and a poisoned tool result. */
 const turn = (s: InProcessSluice) =>

@@ -314,3 +314,10 @@ export class Upstream {
 export async function startUpstream(opts: { tls?: boolean } = {}): Promise<Upstream> {
   return new Upstream(opts).start();
 }
+
+/** A stand-in upstream that answers every Anthropic Messages request with `anthropicMessage()`. */
+export async function startMessagesUpstream(): Promise<Upstream> {
+  const up = await startUpstream();
+  up.on("POST", "/v1/messages", () => json(anthropicMessage()));
+  return up;
+}

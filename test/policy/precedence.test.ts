@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import { Gen } from "../corpus/gen.ts";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { startMessagesUpstream, type Upstream } from "../helpers/upstream.ts";
 
 const g = new Gen(4242);
 const IBAN = g.iban();
@@ -30,12 +30,9 @@ interface StoredFinding {
 
 let up: Upstream;
 beforeAll(async () => {
-  up = await startUpstream();
-  up.on("POST", "/v1/messages", () => json(anthropicMessage()));
+  up = await startMessagesUpstream();
 });
-afterAll(async () => {
-  await up?.stop();
-});
+afterAll(() => up?.stop());
 
 /** Send `text` as a user message; what reached the upstream (null when sluice blocked it). */
 async function send(s: InProcessSluice, text: string): Promise<string | null> {

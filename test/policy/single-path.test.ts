@@ -13,7 +13,7 @@ import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { stringify } from "yaml";
 import { startSluice } from "../helpers/sluice.ts";
-import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import { startMessagesUpstream, type Upstream } from "../helpers/upstream.ts";
 import { fixture, sdkOverSluice } from "../mcp/helpers.ts";
 import { sluice as runScan } from "../scan/_cli.ts";
 
@@ -35,13 +35,10 @@ type Seen = `${Outcome}/${string}`;
 
 let up: Upstream;
 beforeAll(async () => {
-  up = await startUpstream();
-  up.on("POST", "/v1/messages", () => json(anthropicMessage()));
+  up = await startMessagesUpstream();
   up.ws("/v1/responses", { message: (ws) => ws.send(JSON.stringify({ type: "response.completed" })) });
 });
-afterAll(async () => {
-  await up?.stop();
-});
+afterAll(() => up?.stop());
 
 const text = (b: Uint8Array | string) => (typeof b === "string" ? b : new TextDecoder().decode(b));
 
