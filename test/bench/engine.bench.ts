@@ -12,6 +12,7 @@ import type { SessionContext } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compilePattern } from "../../src/detect/pattern.ts";
 import { createPipeline, textPayload } from "../../src/policy/pipeline.ts";
+import { lcg } from "../corpus/gen.ts";
 import type { BenchTable } from "./index.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -63,8 +64,7 @@ export function claudeCodeBody(
   c: { prose: string[]; code: string[] },
   seed = 1,
 ): Record<string, unknown> {
-  let s = seed;
-  const rnd = (n: number) => (s = (s * 1103515245 + 12345) % 2 ** 31) % n;
+  const rnd = lcg(seed);
   const pick = <T>(a: T[]) => a[rnd(a.length)]!;
   const system = [
     { type: "text", text: "You are Claude Code, Anthropic's official CLI for Claude." },

@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseArgs } from "citty";
 import scan, { parseScanArgs, type ScanArgs } from "../../src/cli/scan.ts";
+import { lcg } from "../corpus/gen.ts";
 
 const KEYS: (keyof ScanArgs)[] = [
   "_",
@@ -112,11 +113,7 @@ describe("parseScanArgs", () => {
       "--",
       "-x",
     ];
-    let seed = 7;
-    const rnd = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
+    const rnd = lcg(7);
     let accepted = 0;
     for (let k = 0; k < 3000; k++) {
       const raw = Array.from({ length: rnd(7) }, () => tokens[rnd(tokens.length)]!);

@@ -11,6 +11,7 @@ import { shannonEntropy } from "../../src/detect/entropy.ts";
 import { type EncodingOptions, MAX_MATCHES_PER_RULE, scanText } from "../../src/detect/matcher.ts";
 import { checkUserPattern, compilePattern } from "../../src/detect/pattern.ts";
 import { findAnchor, parseRegex } from "../../src/detect/regex-ast.ts";
+import { lcg } from "../corpus/gen.ts";
 
 const matcher = compileRules(loadBuiltinRules());
 const ENC: EncodingOptions = {
@@ -143,11 +144,7 @@ describe("matching", () => {
       for (const c of counts.values()) h -= (c / v.length) * Math.log2(c / v.length);
       return h;
     };
-    let seed = 7;
-    const rnd = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
+    const rnd = lcg(7);
     const alphabets = [
       "ab",
       "0123456789abcdef",

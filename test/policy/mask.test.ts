@@ -9,6 +9,7 @@ import {
   valueHash,
 } from "../../src/policy/mask.ts";
 import { fingerprintOf } from "../../src/scan/window.ts";
+import { lcg } from "../corpus/gen.ts";
 
 const KEY = new Uint8Array(32).map((_, i) => i);
 
@@ -87,11 +88,7 @@ describe("maskValue and copyString", () => {
       "\udc00",
       "*",
     ];
-    let seed = 11;
-    const rnd = (n: number) => {
-      seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-      return seed % n;
-    };
+    const rnd = lcg(11);
     for (let n = 0; n < 60; n++) {
       for (let k = 0; k < 20; k++) {
         const v = Array.from({ length: n }, () => chars[rnd(chars.length)]).join("");

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { RecentMap } from "../../src/policy/recent.ts";
+import { lcg } from "../corpus/gen.ts";
 
 describe("RecentMap", () => {
   test("forgets the key set longest ago; setting a key again makes it the newest", () => {
@@ -25,8 +26,7 @@ describe("RecentMap", () => {
   });
 
   test("property: the same order as a Map that is deleted from and set again", () => {
-    let seed = 7;
-    const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const rnd = lcg(7);
     const m = new RecentMap<string, number>();
     const ref = new Map<string, number>();
     for (let i = 0; i < 20_000; i++) {
