@@ -5,6 +5,7 @@
  * example, and real text with values planted at random places.
  */
 import { expect, test } from "bun:test";
+import { defaults } from "../../src/config/files.ts";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules, KEYWORD_BACK } from "../../src/detect/compile.ts";
@@ -86,15 +87,7 @@ test("real text with values planted at random places: same findings as the naive
 });
 
 test("segments joined with bounds find what each segment finds alone (decoding on)", () => {
-  const enc = {
-    base64: true,
-    hex: true,
-    url: true,
-    unicode: true,
-    max_depth: 2,
-    min_decoded_length: 8,
-    max_decoded_length: 10000,
-  };
+  const enc = defaults().pipeline.encoding;
   const segs = [
     ...positives().map((p) => p.text),
     ...negatives().map((n) => n.text),

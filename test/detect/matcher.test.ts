@@ -4,6 +4,7 @@
  * bounds, and the catastrophic-pattern check.
  */
 import { describe, expect, test } from "bun:test";
+import { defaults } from "../../src/config/files.ts";
 import type { RuleDef } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
 import { compileRules } from "../../src/detect/compile.ts";
@@ -14,15 +15,8 @@ import { findAnchor, parseRegex } from "../../src/detect/regex-ast.ts";
 import { lcg } from "../corpus/gen.ts";
 
 const matcher = compileRules(loadBuiltinRules());
-const ENC: EncodingOptions = {
-  base64: true,
-  hex: true,
-  url: true,
-  unicode: true,
-  max_depth: 2,
-  min_decoded_length: 8,
-  max_decoded_length: 10000,
-};
+/** The decoding sluice runs with by default (every encoding on). */
+const ENC: EncodingOptions = defaults().pipeline.encoding;
 // Test values are assembled at run time so no credential-shaped literal sits in the source.
 const AWS_ID = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 const GH = ["ghp", "_", "EXAMPLE0fake1Key2For3Tests4Only5sluz"].join("");
