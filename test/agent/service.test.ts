@@ -6,21 +6,13 @@
  * with a real agent answering on the port the service would use.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import {
-  chmodSync,
-  existsSync,
-  linkSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse as parsePlist } from "plist";
 import { type HostBinaries, hostBinaries } from "../helpers/binaries.ts";
 import { runSluice, writeTestConfig } from "../helpers/sluice.ts";
+import { tempDirs } from "../helpers/temp.ts";
 import { type RunningAgent, startAgent } from "./_agent.ts";
 import { checkPlist } from "./_plist.ts";
 
@@ -28,18 +20,10 @@ import { checkPlist } from "./_plist.ts";
 setDefaultTimeout(60_000);
 
 let bins: HostBinaries;
-const temps: string[] = [];
-function temp(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  temps.push(d);
-  return d;
-}
+const temp = tempDirs();
 beforeAll(async () => {
   bins = await hostBinaries();
 }, 120_000);
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
 
 /** Run a `sluice-agent` command to completion (runSluice runs any binary the same way). */
 function agentCmd(agent: string, args: string[], env: Record<string, string> = {}) {

@@ -5,19 +5,16 @@
  * workflow for v1.2.3 and for a main build, and the refusals (a tag off main, a tag that does not
  * name package.json's version). The Dockerfile runs as a non-root user.
  */
-import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { convertWorkflowTemplate, NoOperationTraceWriter, parseWorkflow } from "@actions/workflow-parser";
+import { tempDirs } from "../helpers/temp.ts";
 
 const REPO = resolve(import.meta.dir, "../..");
 const PLAN = join(REPO, ".github/scripts/release-plan.ts");
 const WORKFLOWS = ["release-package", "release-image", "release-binaries"] as const;
-const temps: string[] = [];
-afterAll(() => {
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
-});
+const temp = tempDirs();
 
 async function parse(content: string, name: string) {
   const r = parseWorkflow({ name, content }, new NoOperationTraceWriter());
@@ -54,8 +51,7 @@ test("each release workflow is a valid workflow, triggered as a release should b
 
 /** A repository with package.json at 1.2.3 on main, tagged v1.2.3, and a commit on a side branch. */
 function repo(version = "1.2.3"): { dir: string; main: string; side: string } {
-  const dir = mkdtempSync(join(tmpdir(), "sluice-release-repo-"));
-  temps.push(dir);
+  const dir = temp("sluice-release-repo-");
   const git = (...args: string[]) => {
     const r = Bun.spawnSync(["git", "-c", "user.name=t", "-c", "user.email=t@t", ...args], {
       cwd: dir,

@@ -11,18 +11,16 @@ import {
   copyFileSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   writeFileSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { sha256File } from "../../src/core/build-info.ts";
 import { type HostBinaries, hostBinaries, tamper } from "../helpers/binaries.ts";
 import { run } from "../helpers/run.ts";
 import { deadEndpoint } from "../helpers/sluice.ts";
+import { tempDirs } from "../helpers/temp.ts";
 
 // Compiled binaries started and hashed on a busy two-core machine take seconds, not milliseconds.
 setDefaultTimeout(60_000);
@@ -32,12 +30,7 @@ const INSTALL_SH = join(REPO, "install.sh");
 let bins: HostBinaries;
 let server: ReturnType<typeof Bun.serve>;
 let base: string;
-const temps: string[] = [];
-function temp(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  temps.push(d);
-  return d;
-}
+const temp = tempDirs();
 
 /**
  * Releases served under /<name>/: `good` (as built), `tampered` (one byte of sluice changed after
@@ -82,7 +75,6 @@ beforeAll(async () => {
 
 afterAll(() => {
   server?.stop(true);
-  for (const d of temps) rmSync(d, { recursive: true, force: true });
 });
 
 interface Run {
