@@ -15,6 +15,7 @@
 import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import type { ScanFinding } from "../../src/scan/types.ts";
 import {
   type Family,
   KINDS_BY_RULE,
@@ -29,16 +30,11 @@ import { runSecretlint } from "./scan.bench.ts";
 const ROOT = resolve(import.meta.dir, "..", "..");
 const FAMILIES: Family[] = ["secrets", "pii", "proprietary", "injection"];
 
-interface Finding {
-  file: string;
-  line: number;
-  column: number;
-  end_line: number;
-  end_column: number;
-  rule: string;
-  detector: string;
-  preview: string;
-}
+/** The fields of a printed scan finding that the scores read. */
+type Finding = Pick<
+  ScanFinding,
+  "file" | "line" | "column" | "end_line" | "end_column" | "rule" | "detector" | "preview"
+>;
 
 function sluiceCli(): string[] {
   const cli = process.env.SLUICE_BENCH_CLI;
