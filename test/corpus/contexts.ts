@@ -23,6 +23,10 @@ export type Context = (typeof CONTEXTS)[number];
 export const DEFAULT_CONTEXTS: readonly Context[] = CONTEXTS.filter((c) => c !== "file");
 /** Where a credential that is not sent as a bearer token is found: code, config and chat, not a URL or header. */
 export const AT_REST: readonly Context[] = ["assignment", "call", "yaml", "json", "env", "prose"];
+/** Code and configuration only: not a URL, a header or prose. */
+export const IN_CODE: readonly Context[] = ["assignment", "call", "yaml", "json", "env"];
+/** Text a person writes or pastes: an assignment, YAML, JSON, a .env line or prose; no call or URL. */
+export const TEXTUAL: readonly Context[] = ["assignment", "yaml", "json", "env", "prose"];
 
 export type Family = "secrets" | "pii" | "proprietary" | "injection";
 

@@ -1,5 +1,5 @@
 /** The corpus kinds of category cloud: one entry per rule, its value made from the provider's documented format. */
-import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { AT_REST, type Kind, kindsOf, TEXTUAL } from "../contexts.ts";
 import { ALNUM } from "../gen.ts";
 
 const kind = kindsOf("cloud");
@@ -27,7 +27,7 @@ export const CLOUD: Kind[] = [
     "AWS_SESSION_TOKEN",
     "sts.amazonaws.com",
     (g) => `${g.pick(["IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"])}${g.b64(300)}`,
-    ["assignment", "yaml", "json", "env", "prose"],
+    TEXTUAL,
   ),
   kind(
     "aws_bedrock_api_key",

@@ -1,5 +1,5 @@
 /** The corpus kinds of category crypto: one entry per rule, its value made from the provider's documented format. */
-import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { AT_REST, IN_CODE, type Kind, kindsOf } from "../contexts.ts";
 
 const kind = kindsOf("crypto");
 
@@ -10,7 +10,7 @@ export const CRYPTO: Kind[] = [
     "MNEMONIC",
     "",
     (g) => `${g.mnemonic(g.pick([12, 12, 24, 18, 15]))}`,
-    ["assignment", "call", "yaml", "json", "env"],
+    IN_CODE,
   ),
   kind(
     "bitcoin_wif_private_key",

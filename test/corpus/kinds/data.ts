@@ -1,5 +1,5 @@
 /** The corpus kinds of category data: one entry per rule, its value made from the provider's documented format. */
-import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { AT_REST, IN_CODE, type Kind, kindsOf } from "../contexts.ts";
 
 const kind = kindsOf("data");
 
@@ -75,7 +75,7 @@ export const DATA: Kind[] = [
     "SNOWFLAKE_PASSWORD",
     "acme-xy12345.snowflakecomputing.com",
     (g) => `${g.password()}`,
-    ["assignment", "call", "yaml", "json", "env"],
+    IN_CODE,
   ),
   kind(
     "clickhouse_cloud_key",

@@ -1,5 +1,5 @@
 /** The corpus kinds of category messaging: one entry per rule, its value made from the provider's documented format. */
-import { AT_REST, type Kind, kindsOf } from "../contexts.ts";
+import { AT_REST, IN_CODE, type Kind, kindsOf } from "../contexts.ts";
 
 const kind = kindsOf("messaging");
 
@@ -93,13 +93,14 @@ export const MESSAGING: Kind[] = [
     (g) => `https://discord.com/api/webhooks/${g.digits(19)}/${g.b64url(68)}`,
     undefined,
   ),
-  kind("discord_client_secret", "Discord", "DISCORD_CLIENT_SECRET", "discord.com", (g) => `${g.b64url(32)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-  ]),
+  kind(
+    "discord_client_secret",
+    "Discord",
+    "DISCORD_CLIENT_SECRET",
+    "discord.com",
+    (g) => `${g.b64url(32)}`,
+    IN_CODE,
+  ),
   kind(
     "telegram_bot_token",
     "Telegram",
@@ -230,13 +231,7 @@ export const MESSAGING: Kind[] = [
     "Authorization: AccessKey",
   ),
   kind("plivo_auth_token", "Plivo", "PLIVO_AUTH_TOKEN", "api.plivo.com", (g) => `${g.alnum(40)}`, undefined),
-  kind("pusher_secret", "Pusher", "PUSHER_APP_SECRET", "api.pusherapp.com", (g) => `${g.hex(20)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-  ]),
+  kind("pusher_secret", "Pusher", "PUSHER_APP_SECRET", "api.pusherapp.com", (g) => `${g.hex(20)}`, IN_CODE),
   kind(
     "intercom_access_token",
     "Intercom",
@@ -308,6 +303,6 @@ export const MESSAGING: Kind[] = [
     "LINKEDIN_CLIENT_SECRET",
     "api.linkedin.com",
     (g) => `${g.alnum(16)}`,
-    ["assignment", "call", "yaml", "json", "env"],
+    IN_CODE,
   ),
 ];

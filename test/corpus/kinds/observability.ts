@@ -1,5 +1,5 @@
 /** The corpus kinds of category observability: one entry per rule, its value made from the provider's documented format. */
-import { type Kind, kindsOf } from "../contexts.ts";
+import { IN_CODE, type Kind, kindsOf } from "../contexts.ts";
 
 const kind = kindsOf("observability");
 
@@ -249,20 +249,22 @@ export const OBSERVABILITY: Kind[] = [
     (g) => `phx_${g.alnum(43)}`,
     undefined,
   ),
-  kind("mixpanel_secret", "Mixpanel", "MIXPANEL_API_SECRET", "api.mixpanel.com", (g) => `${g.hex(32)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-  ]),
-  kind("segment_write_key", "Segment", "SEGMENT_WRITE_KEY", "api.segment.io", (g) => `${g.alnum(32)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-  ]),
+  kind(
+    "mixpanel_secret",
+    "Mixpanel",
+    "MIXPANEL_API_SECRET",
+    "api.mixpanel.com",
+    (g) => `${g.hex(32)}`,
+    IN_CODE,
+  ),
+  kind(
+    "segment_write_key",
+    "Segment",
+    "SEGMENT_WRITE_KEY",
+    "api.segment.io",
+    (g) => `${g.alnum(32)}`,
+    IN_CODE,
+  ),
   kind(
     "segment_public_api_token",
     "Segment",

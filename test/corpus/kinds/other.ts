@@ -2,10 +2,9 @@
  * The corpus kinds of the other families and shapes: personal data, proprietary markers and file
  * paths, generic secret assignments, and Kubernetes documents that no context template writes.
  */
-import type { Context, Kind } from "../contexts.ts";
+import { type Kind, TEXTUAL } from "../contexts.ts";
 import { ALNUM, type Gen } from "../gen.ts";
 
-const TEXTUAL: readonly Context[] = ["assignment", "yaml", "json", "env", "prose"];
 const FIRST = ["maria", "james", "aiko", "olu", "sven", "priya", "diego", "fatima"];
 const LAST = ["gonzalez", "smith", "tanaka", "adeyemi", "lindqvist", "raman", "costa", "haddad"];
 const DOMAINS = [

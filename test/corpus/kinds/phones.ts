@@ -9,7 +9,7 @@
 
 import examples from "libphonenumber-js/examples.mobile.json";
 import { type CountryCode, parsePhoneNumberFromString } from "libphonenumber-js/max";
-import type { Context, Kind } from "../contexts.ts";
+import { type Kind, TEXTUAL } from "../contexts.ts";
 import type { Gen } from "../gen.ts";
 
 /** Per country, templates of national significant numbers: `#` is a random digit. */
@@ -103,8 +103,6 @@ const DOCUMENTS: ((g: Gen, v: string, country: CountryCode) => string)[] = [
     ]),
   (_g, v) => `SUPPORT_PHONE=${v.includes(" ") ? `"${v}"` : v}\nSUPPORT_EMAIL_ENABLED=true\nPORT=8080`,
 ];
-
-const TEXTUAL: readonly Context[] = ["assignment", "yaml", "json", "env", "prose"];
 
 export const PHONES: Kind[] = [
   {

@@ -1,5 +1,5 @@
 /** The corpus kinds of category registry: one entry per rule, its value made from the provider's documented format. */
-import { type Kind, kindsOf } from "../contexts.ts";
+import { IN_CODE, type Kind, kindsOf } from "../contexts.ts";
 import { LOWER } from "../gen.ts";
 
 const kind = kindsOf("registry");
@@ -120,7 +120,7 @@ export const REGISTRY: Kind[] = [
     "GRADLE_PUBLISH_SECRET",
     "plugins.gradle.org",
     (g) => `${g.alnum(32)}`,
-    ["assignment", "call", "yaml", "json", "env"],
+    IN_CODE,
   ),
   kind(
     "cloudsmith_api_key",

@@ -1,5 +1,5 @@
 /** The corpus kinds of category vcs: one entry per rule, its value made from the provider's documented format. */
-import { type Kind, kindsOf } from "../contexts.ts";
+import { IN_CODE, type Kind, kindsOf, TEXTUAL } from "../contexts.ts";
 
 const kind = kindsOf("vcs");
 
@@ -176,7 +176,7 @@ export const VCS: Kind[] = [
     "GITLAB_SESSION",
     "gitlab.com",
     (g) => `_gitlab_session=${g.lowerNum(32)}`,
-    ["assignment", "yaml", "json", "env", "prose"],
+    TEXTUAL,
   ),
   kind(
     "bitbucket_app_password",
@@ -265,13 +265,7 @@ export const VCS: Kind[] = [
     (g) => `${g.pick(["squ_", "sqp_", "sqa_"])}${g.hex(40)}`,
     undefined,
   ),
-  kind("sonar_legacy_token", "SonarQube", "SONAR_LOGIN", "sonarcloud.io", (g) => `${g.hex(40)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-  ]),
+  kind("sonar_legacy_token", "SonarQube", "SONAR_LOGIN", "sonarcloud.io", (g) => `${g.hex(40)}`, IN_CODE),
   kind(
     "jenkins_api_token",
     "Jenkins",
@@ -334,11 +328,12 @@ export const VCS: Kind[] = [
     undefined,
     "Authorization: token",
   ),
-  kind("github_oauth_app_secret", "GitHub", "GITHUB_CLIENT_SECRET", "github.com", (g) => `${g.hex(40)}`, [
-    "assignment",
-    "call",
-    "yaml",
-    "json",
-    "env",
-  ]),
+  kind(
+    "github_oauth_app_secret",
+    "GitHub",
+    "GITHUB_CLIENT_SECRET",
+    "github.com",
+    (g) => `${g.hex(40)}`,
+    IN_CODE,
+  ),
 ];
