@@ -91,7 +91,7 @@ export default defineCommand({
   meta: {
     name: "doctor",
     description:
-      "Check that every installed AI tool is routed through sluice, for the sign-in mode it uses; show when sluice last saw it and what it could not read. With --live, run each tool that has a non-interactive mode (claude -p, codex exec, gemini -p) once, as it is set up now, and check that the running sluice saw its request: this costs one tiny model call per tool on your account. Exit 0: all routed (with --live: all seen), 1: something is not.",
+      "Check that every installed AI tool is routed through sluice, for the sign-in mode it uses; show when sluice last saw it and what it could not read. With --live, run each tool that has a non-interactive mode (claude -p, codex exec, gemini -p, opencode run, aider --message) once, as it is set up now, and check that the running sluice saw its request: this costs one tiny model call per tool on your account. Exit 0: all routed (with --live: all seen), 1: something is not.",
   },
   args: {
     live: {

@@ -7,6 +7,8 @@
  * - TOML keys (Codex's `~/.codex/config.toml`) are set as top-level lines, leaving every other line
  *   and comment as it was; the file is parsed before (a broken file is not touched) and after (the
  *   keys must read back as written).
+ * - JSON keys (OpenCode's `opencode.json`) are set at their path, every other key kept; the file is
+ *   written again with two-space indentation (a file that is not plain JSON is not touched).
  *
  * Before a file is changed, its bytes are copied beside it (`<file>.sluice-backup`); the list of what
  * was changed is kept in `{config_dir}/connect.json` with a hash of what was written. `--undo` puts
@@ -92,6 +94,37 @@ function withTomlKey(text: string, key: string, value: string): string {
   return out.endsWith("\n") ? out : `${out}\n`;
 }
 
+/** `text` (a JSON document) with the value at the dotted `key` set, other keys kept. */
+function withJsonKey(file: string, text: string, key: string, value: string): string {
+  let doc: unknown;
+  try {
+    doc = text.trim() === "" ? {} : JSON.parse(text);
+  } catch (e) {
+    throw new Error(`${file} is not plain JSON, so it is left alone: ${(e as Error).message}`);
+  }
+  if (!doc || typeof doc !== "object" || Array.isArray(doc))
+    throw new Error(`${file} does not hold a JSON object, so it is left alone`);
+  let at = doc as Record<string, unknown>;
+  const path = key.split(".");
+  for (const k of path.slice(0, -1)) {
+    const next = at[k];
+    if (next !== undefined && (typeof next !== "object" || next === null || Array.isArray(next)))
+      throw new Error(`${file}: ${key} cannot be set (${k} is not an object); left alone`);
+    at = (at[k] ??= {}) as Record<string, unknown>;
+  }
+  if (at[path.at(-1)!] === value) return text;
+  at[path.at(-1)!] = value;
+  return `${JSON.stringify(doc, null, 2)}\n`;
+}
+
+/** The value at the dotted `key` of a JSON document, or undefined. */
+export function jsonValue(doc: unknown, key: string): unknown {
+  let at = doc;
+  for (const k of key.split("."))
+    at = at && typeof at === "object" ? (at as Record<string, unknown>)[k] : undefined;
+  return at;
+}
+
 /** Where each setting goes: file → its new text. Throws when a file cannot be read as what it must be. */
 function plan(tool: Tool, env: ConnectEnv): Map<string, { before: string | null; after: string }> {
   const files = new Map<string, { before: string | null; after: string }>();
@@ -114,9 +147,15 @@ function plan(tool: Tool, env: ConnectEnv): Map<string, { before: string | null;
     );
   }
   for (const s of tool.settings) {
-    if (s.kind !== "toml") continue;
+    if (s.kind === "env") continue;
     const file = s.file.replace(/^~(?=\/)/, env.home);
     const f = current(file);
+    if (s.kind === "json") {
+      f.after = withJsonKey(file, f.after, s.key, s.value);
+      if (jsonValue(JSON.parse(f.after), s.key) !== s.value)
+        throw new Error(`${file}: ${s.key} did not read back as written; left alone`);
+      continue;
+    }
     try {
       parseToml(f.after);
     } catch (e) {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parse as parseToml } from "smol-toml";
 import type { ClientTrafficRow, ClientUnscannedRow } from "../store/client-traffic.ts";
-import { type ConnectEnv, shellProfile } from "./apply.ts";
+import { type ConnectEnv, jsonValue, shellProfile } from "./apply.ts";
 import { claudeConfigDir, codexHome, type Setting, type Tool } from "./tools.ts";
 
 export interface DoctorEnv extends ConnectEnv {
@@ -85,8 +85,12 @@ function currentValue(
   }
   const file = s.file.replace(/^~(?=\/)/, env.home);
   try {
-    const doc = parseToml(readFileSync(file, "utf8")) as Record<string, unknown>;
-    return { value: typeof doc[s.key] === "string" ? (doc[s.key] as string) : undefined, from: s.file };
+    const text = readFileSync(file, "utf8");
+    const v =
+      s.kind === "json"
+        ? jsonValue(JSON.parse(text), s.key)
+        : (parseToml(text) as Record<string, unknown>)[s.key];
+    return { value: typeof v === "string" ? v : undefined, from: s.file };
   } catch {
     return { value: undefined, from: s.file };
   }

@@ -8,7 +8,8 @@
  * Whether sluice saw it is read from the running sluice itself: its per-client counters
  * (`sluice_client_requests_total` and `sluice_unscanned_requests_total` on the proxy's `/metrics`,
  * which needs no dashboard login), read before the tools start and again after each ends. A count
- * that grew for a tool's client while it ran is its request. Another session of the same tool running
+ * that grew for a tool's client while it ran is its request (for Aider, also LiteLLM's and the
+ * OpenAI SDK's, whose user agents its requests carry). Another session of the same tool running
  * at that moment would count too: the check proves that the tool's requests reach sluice, not which
  * ones. A request sluice answered without forwarding (a block) still counts: sluice saw it. A tool
  * that failed proves nothing: Codex signed in with ChatGPT, for one, sends its account checks and
@@ -114,6 +115,13 @@ function grown(before: Map<string, number> | undefined, after: Map<string, numbe
     const d = n - (before?.get(k) ?? 0);
     if (d > 0) out[k] = d;
   }
+  return out;
+}
+
+/** Counts of several clients added up, key by key. */
+function sum(parts: Record<string, number>[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of parts) for (const [k, n] of Object.entries(p)) out[k] = (out[k] ?? 0) + n;
   return out;
 }
 
@@ -236,14 +244,14 @@ export async function maskCredentials(line: string, config: Config): Promise<str
 /** Run one tool and read what sluice saw of it. */
 async function checkOne(tool: Tool, before: ClientCounts, opts: LiveOptions): Promise<LiveResult> {
   const run = await runProbe(tool.probe!, opts.env, opts.timeoutMs);
-  const client = tool.client ?? "";
+  const clients = [tool.client ?? "", ...(tool.seenAs ?? [])];
   let logins: Record<string, number> = {};
   let unscanned: Record<string, number> = {};
   let active = 0;
   const read = async () => {
     const now = await readClientCounts(opts.proxy);
-    logins = grown(before.requests.get(client), now.requests.get(client));
-    unscanned = grown(before.unscanned.get(client), now.unscanned.get(client));
+    logins = sum(clients.map((c) => grown(before.requests.get(c), now.requests.get(c))));
+    unscanned = sum(clients.map((c) => grown(before.unscanned.get(c), now.unscanned.get(c))));
     active = now.active;
   };
   await read();

@@ -9,16 +9,21 @@ import { join, resolve } from "node:path";
 export const TOOL_IDS = ["claude", "codex", "gemini", "opencode", "aider", "sdk"] as const;
 export type ToolId = (typeof TOOL_IDS)[number];
 
-/** One setting: an environment variable (a shell profile line), or a key of a TOML config file. */
+/**
+ * One setting: an environment variable (a shell profile line), a top-level key of a TOML config
+ * file, or a key of a JSON config file (`key` a dotted path: `provider.anthropic.options.baseURL`).
+ */
 export type Setting =
   | { kind: "env"; name: string; value: string; modes: string[] }
-  | { kind: "toml"; file: string; key: string; value: string; modes: string[] };
+  | { kind: "toml" | "json"; file: string; key: string; value: string; modes: string[] };
 
 export interface Tool {
   id: ToolId;
   name: string;
   /** The client id sluice records for its traffic (see proxy/session.ts). */
   client: string | null;
+  /** Other client ids its traffic is recorded as: the user agent of a library it talks through. */
+  seenAs?: string[];
   /** Executable names that show the tool is installed. */
   commands: string[];
   settings: Setting[];
@@ -47,12 +52,23 @@ export function claudeConfigDir(vars: ToolVars, home: string): string {
 }
 
 /**
+ * OpenCode's config file: `$OPENCODE_CONFIG` when set, else `opencode.json` in `$XDG_CONFIG_HOME/opencode`
+ * (`~/.config/opencode`).
+ */
+export function opencodeConfig(vars: ToolVars, home = "~"): string {
+  if (vars.OPENCODE_CONFIG) return resolve(vars.OPENCODE_CONFIG);
+  const config = vars.XDG_CONFIG_HOME ? resolve(vars.XDG_CONFIG_HOME) : join(home, ".config");
+  return join(config, "opencode/opencode.json");
+}
+
+/**
  * The settings of every tool for a sluice proxy at `proxy` (`http://127.0.0.1:8080`); files in the
  * directories `vars` names (`CODEX_HOME`), else the tools' defaults.
  */
 export function tools(proxy: string, vars: ToolVars = {}): Tool[] {
   const base = proxy.replace(/\/+$/, "");
   const codexConfig = `${codexHome(vars)}/config.toml`;
+  const opencodeFile = opencodeConfig(vars);
   return [
     {
       id: "claude",
@@ -111,16 +127,48 @@ export function tools(proxy: string, vars: ToolVars = {}): Tool[] {
       name: "OpenCode",
       client: "opencode",
       commands: ["opencode"],
+      probe: { args: ["opencode", "run"] },
+      // Its own file, not the environment: OpenCode appends `/messages` to ANTHROPIC_BASE_URL, where
+      // Claude Code appends `/v1/messages`, so one variable cannot serve both.
       settings: [
-        { kind: "env", name: "OPENAI_BASE_URL", value: `${base}/v1`, modes: ["OpenAI"] },
-        { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["Anthropic"] },
+        {
+          kind: "json",
+          file: opencodeFile,
+          key: "provider.anthropic.options.baseURL",
+          value: `${base}/v1`,
+          modes: ["Anthropic"],
+        },
+        {
+          kind: "json",
+          file: opencodeFile,
+          key: "provider.openai.options.baseURL",
+          value: `${base}/v1`,
+          modes: ["OpenAI"],
+        },
       ],
     },
     {
       id: "aider",
       name: "Aider",
       client: "aider",
+      // Aider talks through LiteLLM: its requests carry LiteLLM's user agent (Anthropic) or the
+      // OpenAI SDK's (OpenAI), not its own.
+      seenAs: ["litellm", "openai-sdk"],
       commands: ["aider"],
+      // One message, no questions, no Git repository (the scratch directory has none), nothing
+      // fetched besides the model call.
+      probe: {
+        args: [
+          "aider",
+          "--no-git",
+          "--yes-always",
+          "--no-pretty",
+          "--no-check-update",
+          "--no-show-release-notes",
+          "--no-analytics",
+          "--message",
+        ],
+      },
       settings: [
         { kind: "env", name: "OPENAI_API_BASE", value: `${base}/v1`, modes: ["OpenAI"] },
         { kind: "env", name: "ANTHROPIC_BASE_URL", value: base, modes: ["Anthropic"] },
@@ -150,6 +198,8 @@ export function settingLines(tool: Tool): string[] {
   return tool.settings.map((s) =>
     s.kind === "env"
       ? `export ${s.name}=${s.value}   # ${s.modes.join(", ")}`
-      : `${s.key} = "${s.value}"   # in ${s.file}: ${s.modes.join(", ")}`,
+      : s.kind === "json"
+        ? `${s.key} = "${s.value}"   # in ${s.file} (JSON): ${s.modes.join(", ")}`
+        : `${s.key} = "${s.value}"   # in ${s.file}: ${s.modes.join(", ")}`,
   );
 }

@@ -27,6 +27,7 @@ const UA_CLIENTS: [RegExp, ClientId][] = [
   [/^GeminiCLI/i, { id: "gemini-cli", name: "Gemini CLI" }],
   [/^aider\b/i, { id: "aider", name: "Aider" }],
   [/^opencode\b/i, { id: "opencode", name: "OpenCode" }],
+  [/^litellm\//i, { id: "litellm", name: "LiteLLM" }],
   [/^Cursor\b/i, { id: "cursor", name: "Cursor" }],
   [/^Cline\b/i, { id: "cline", name: "Cline" }],
   [/^Anthropic\/JS/i, { id: "anthropic-sdk", name: "Anthropic SDK (JS)" }],

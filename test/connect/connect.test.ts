@@ -33,6 +33,11 @@ function scratch(bin: string) {
     join(home, ".codex/config.toml"),
     '# my codex settings\nmodel = "gpt-5"\n\n[profiles.fast]\nmodel = "gpt-5-mini"\n',
   );
+  mkdirSync(join(home, ".config/opencode"), { recursive: true });
+  writeFileSync(
+    join(home, ".config/opencode/opencode.json"),
+    '{"$schema": "https://opencode.ai/config.json", "theme": "tokyonight",\n "provider": {"anthropic": {"models": {}}}}\n',
+  );
   const env = {
     HOME: home,
     SHELL: "/bin/bash",
@@ -49,7 +54,7 @@ function scratch(bin: string) {
 
 const snapshot = (home: string) =>
   Object.fromEntries(
-    [".bashrc", ".codex/config.toml"].map((f) => [
+    [".bashrc", ".codex/config.toml", ".config/opencode/opencode.json"].map((f) => [
       f,
       existsSync(join(home, f)) ? readFileSync(join(home, f)) : null,
     ]),
@@ -89,6 +94,18 @@ describe("connect --apply, doctor, --undo for each tool", () => {
         expect(toml).toContain('chatgpt_base_url = "http://localhost:8080/backend-api/"');
         expect(toml).toContain("[profiles.fast]");
         expect(toml).toContain("# my codex settings");
+      } else if (t.id === "opencode") {
+        // Its own file (OpenCode appends /messages to ANTHROPIC_BASE_URL, Claude Code /v1/messages).
+        const doc = JSON.parse(readFileSync(join(home, ".config/opencode/opencode.json"), "utf8"));
+        expect(doc).toEqual({
+          $schema: "https://opencode.ai/config.json",
+          theme: "tokyonight",
+          provider: {
+            anthropic: { models: {}, options: { baseURL: "http://127.0.0.1:8080/v1" } },
+            openai: { options: { baseURL: "http://127.0.0.1:8080/v1" } },
+          },
+        });
+        expect(readFileSync(join(home, ".bashrc"), "utf8")).toBe("# my bashrc\nalias ll='ls -l'\n");
       } else
         expect(readFileSync(join(home, ".bashrc"), "utf8")).toStartWith("# my bashrc\nalias ll='ls -l'\n");
       const again = await runSluice(["connect", t.id, "--apply"], { env, cwd: home });
@@ -212,4 +229,11 @@ test("connect refuses an unknown tool and a broken TOML file, changing nothing",
   expect(broken.code).toBe(2);
   expect(broken.stderr).toContain("is not valid TOML, so it is left alone");
   expect(readFileSync(join(home, ".codex/config.toml"), "utf8")).toBe("model = [unclosed\n");
+  // OpenCode's file with comments (JSONC) is not plain JSON: left alone too.
+  const jsonc = '{\n  // mine\n  "theme": "tokyonight"\n}\n';
+  writeFileSync(join(home, ".config/opencode/opencode.json"), jsonc);
+  const commented = await runSluice(["connect", "opencode", "--apply"], { env, cwd: home });
+  expect(commented.code).toBe(2);
+  expect(commented.stderr).toContain("is not plain JSON, so it is left alone");
+  expect(readFileSync(join(home, ".config/opencode/opencode.json"), "utf8")).toBe(jsonc);
 });

@@ -12,11 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { deadEndpoint, runSluice, startSluice } from "../helpers/sluice.ts";
-import { FAKE, installStandIn, type StandInBehaviour } from "../helpers/stand-in-tool.ts";
+import { FAKE, installStandIn, type StandInBehaviour, type StandInTool } from "../helpers/stand-in-tool.ts";
 import { testTls } from "../helpers/tls.ts";
 import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
-type ToolName = "claude" | "codex" | "gemini";
+type ToolName = StandInTool;
 
 /** A test that runs tools starts several processes (doctor, each tool): on a loaded machine, seconds. */
 const RUNS_TOOLS = 30_000;
@@ -73,6 +73,9 @@ function scratch(proxyPort: number, tools: Partial<Record<ToolName, StandInBehav
     GEMINI_API_KEY: "",
     OPENAI_API_KEY: "",
     CODEX_HOME: "",
+    OPENCODE_CONFIG: "",
+    XDG_CONFIG_HOME: "",
+    ANTHROPIC_API_BASE: "",
   };
   const write = (file: string, text: string) => writeFileSync(join(home, file), text);
   return { home, env, write };
@@ -270,6 +273,44 @@ describe("sluice doctor --live", () => {
       ]);
       expect(origin.requests).toHaveLength(1); // straight from the tool
       expect(t.up.requests.map((q) => q.path)).toEqual(["/backend-api/wham/accounts/check"]);
+    },
+    RUNS_TOOLS,
+  );
+
+  test(
+    "OpenCode (opencode run) and Aider (aider --message), routed as connect writes them: each seen",
+    async () => {
+      await using t = await rig({ opencode: "send", aider: "send" });
+      const connect = await runSluice(["connect", "opencode", "--apply"], { env: t.env, cwd: t.home });
+      expect(connect.code).toBe(0);
+      // Aider's lines are environment variables: as in a new shell after `connect aider --apply`.
+      t.env.ANTHROPIC_BASE_URL = t.proxy;
+      t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+      expectReport(await t.doctor(), 0, [
+        "✓ OpenCode: seen through sluice (api key, 1 request)",
+        "✓ Aider: seen through sluice (api key, 1 request)",
+      ]);
+      expect(t.up.requests.map((q) => q.path)).toEqual(["/v1/messages", "/v1/messages"]);
+      const ua = t.up.requests.map((q) => q.headers.get("user-agent")?.split("/")[0]).sort();
+      expect(ua).toEqual(["litellm", "opencode"]);
+    },
+    RUNS_TOOLS,
+  );
+
+  test(
+    "OpenCode with only Claude Code's ANTHROPIC_BASE_URL (no /v1): it fails, and doctor names the setting in its own file",
+    async () => {
+      await using t = await rig({ opencode: "send" });
+      t.env.ANTHROPIC_BASE_URL = t.proxy;
+      t.env.ANTHROPIC_API_KEY = FAKE.claudeKey;
+      const file = join(t.home, ".config/opencode/opencode.json");
+      expectReport(await t.doctor(), 1, [
+        "✗ OpenCode: the tool failed (exit 1: API Error: 404",
+        `provider.anthropic.options.baseURL (${file.replace(t.home, "~")}) is not set`,
+        "fix: sluice connect opencode --apply",
+      ]);
+      // OpenCode appends /messages to the base URL: sluice forwarded /messages, which no API has.
+      expect(t.up.requests.map((q) => q.path)).toEqual(["/messages"]);
     },
     RUNS_TOOLS,
   );

@@ -1,12 +1,17 @@
 /**
- * A stand-in for a coding tool's non-interactive mode (`claude -p`, `codex exec`, `gemini -p`), for
+ * A stand-in for a coding tool's non-interactive mode (`claude -p`, `codex exec`, `gemini -p`,
+ * `opencode run`, `aider --message`), for
  * tests that run tools the way `sluice doctor --live` does. It finds its base URL where the real tool
  * looks (its environment variables and config files under `$HOME`, each with the real default), and
  * sends there the request recorded from the real tool in that sign-in mode (`recorded.ts`), the
  * prompt put in place of the recorded one. It trusts `NODE_EXTRA_CA_CERTS` as the Node tools do.
  * A base URL off this machine is refused, so a test never reaches the internet.
  *
- * Run as `bun stand-in-tool.ts <claude|codex|gemini> <send|fail|hang> <the tool's own arguments…>`;
+ * Aider (Python) could not be installed where these tests were written: its stand-in sends what
+ * LiteLLM, which it talks through, sends for Anthropic (`<ANTHROPIC_BASE_URL>/v1/messages`, user agent
+ * `litellm/…`), with the recorded Claude Code body.
+ *
+ * Run as `bun stand-in-tool.ts <tool> <send|fail|hang> <the tool's own arguments…>`;
  * `installStandIn` writes the executable that does so. `fail` prints an error holding a credential
  * and its stack, as Node tools do, and exits 3 without sending; `hang` never ends.
  *
@@ -19,13 +24,10 @@ import { parse as parseToml } from "smol-toml";
 import { recorded } from "./recorded.ts";
 
 export type StandInBehaviour = "send" | "fail" | "hang";
+export type StandInTool = "claude" | "codex" | "gemini" | "opencode" | "aider";
 
 /** Put an executable named `tool` in `binDir` that runs this stand-in. */
-export function installStandIn(
-  binDir: string,
-  tool: "claude" | "codex" | "gemini",
-  behaviour: StandInBehaviour,
-) {
+export function installStandIn(binDir: string, tool: StandInTool, behaviour: StandInBehaviour) {
   const file = join(binDir, tool);
   writeFileSync(
     file,
@@ -183,13 +185,57 @@ function gemini(prompt: string): Outgoing {
   };
 }
 
+/**
+ * `opencode run`: the Anthropic base URL from its config file (`$OPENCODE_CONFIG`, else
+ * `opencode.json` in `$XDG_CONFIG_HOME/opencode` or `~/.config/opencode`), else ANTHROPIC_BASE_URL,
+ * to which it appends `/messages` (so that one must end in `/v1`).
+ */
+function opencode(prompt: string): Outgoing {
+  const file =
+    process.env.OPENCODE_CONFIG ||
+    join(process.env.XDG_CONFIG_HOME || join(home(), ".config"), "opencode/opencode.json");
+  const cfg = readJson(file) as { provider?: { anthropic?: { options?: { baseURL?: string } } } };
+  const base = trimSlash(
+    cfg.provider?.anthropic?.options?.baseURL ||
+      process.env.ANTHROPIC_BASE_URL ||
+      "https://api.anthropic.com/v1",
+  );
+  const r = recorded("opencode-anthropic-messages");
+  const headers = { ...r.headers(), "x-api-key": process.env.ANTHROPIC_API_KEY ?? "" };
+  return { url: `${base}/messages`, method: "POST", headers, body: r.withPrompt(prompt) };
+}
+
+/** `aider --message`, through LiteLLM: ANTHROPIC_API_BASE or ANTHROPIC_BASE_URL, then `/v1/messages`. */
+function aider(prompt: string): Outgoing {
+  const r = recorded("claude-oauth-messages");
+  const base = trimSlash(
+    process.env.ANTHROPIC_API_BASE || process.env.ANTHROPIC_BASE_URL || "https://api.anthropic.com",
+  );
+  const headers: Record<string, string> = {
+    "content-type": "application/json",
+    "anthropic-version": "2023-06-01",
+    "user-agent": "litellm/1.80.0",
+    "x-api-key": process.env.ANTHROPIC_API_KEY ?? "",
+  };
+  return { url: `${base}/v1/messages`, method: "POST", headers, body: r.withPrompt(prompt) };
+}
+
 /** The arguments that start each tool's non-interactive mode; anything else would open its UI. */
-const NON_INTERACTIVE: Record<string, string> = { claude: "-p", codex: "exec", gemini: "-p" };
+const NON_INTERACTIVE: Record<string, string> = {
+  claude: "-p",
+  codex: "exec",
+  gemini: "-p",
+  opencode: "run",
+  aider: "--message",
+};
 
 async function main() {
   const [tool, behaviour, ...args] = process.argv.slice(2);
   const prompt = args.at(-1) ?? "";
-  if (args[0] !== NON_INTERACTIVE[tool!] || args.length < 2 || prompt.startsWith("-")) {
+  const mode = NON_INTERACTIVE[tool!]!;
+  // Aider takes its flags first and the message right after --message.
+  const ok = tool === "aider" ? args.at(-2) === mode : args[0] === mode;
+  if (!ok || args.length < 2 || prompt.startsWith("-")) {
     console.error(`stand-in ${tool}: not its non-interactive mode: ${args.join(" ")}`);
     process.exit(2);
   }
@@ -209,7 +255,14 @@ async function main() {
     );
     process.exit(3);
   }
-  const o = tool === "claude" ? claude(prompt) : tool === "codex" ? await codex(prompt) : gemini(prompt);
+  const send1: Record<string, (p: string) => Outgoing | Promise<Outgoing>> = {
+    claude,
+    codex,
+    gemini,
+    opencode,
+    aider,
+  };
+  const o = await send1[tool!]!(prompt);
   const res = await send(o);
   const text = await res.text();
   if (!res.ok) {

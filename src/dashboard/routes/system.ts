@@ -15,7 +15,7 @@ import { objectBody, SECURITY_HEADERS } from "../http.ts";
 function clientsView({ rt, store }: Ctx) {
   const addr = rt.proxyAddress();
   const host = addr.host.includes(":") ? `[${addr.host}]` : addr.host;
-  const connectTools = tools(`http://${host}:${addr.port}`);
+  const connectTools = tools(`http://${host}:${addr.port}`, process.env);
   const catalog = [
     ...clientCatalog(`http://${host}:${addr.port}`),
     ...rt.extensionClients().map(
