@@ -22,9 +22,12 @@ export interface CachedMatch extends RawMatch {
   hashes?: { content: string; value: string | null; preview: string };
 }
 
-interface Conversation {
+/** What is remembered of one session. */
+export interface Conversation {
   lastUsed: number;
   segments: Map<bigint | number, CachedMatch[]>;
+  /** The last text of the session's previous payload (junctions.ts), a copy, or null. */
+  tail: string | null;
 }
 
 /** A fingerprint of a segment's text (64-bit wyhash, seeded with the length). */
@@ -49,7 +52,7 @@ export class SegmentCache {
     let conv = this.#sessions.get(id);
     const ttl = limits.conversation_ttl_minutes * 60_000;
     if (conv && now - conv.lastUsed > ttl) conv = undefined;
-    conv ??= { lastUsed: now, segments: new Map() };
+    conv ??= { lastUsed: now, segments: new Map(), tail: null };
     conv.lastUsed = now;
     this.#sessions.set(id, conv); // now the most recently used
     // Expire from the old end, then enforce the count.

@@ -11,13 +11,13 @@
  *
  * Neighbours skip the structure between texts (`"role":"user"`, `"type":"text"`), and the last
  * text of a session's previous payload is a neighbour of the first of the next one (Codex sends
- * each turn alone over its WebSocket). Junctions are short (at most 2 × REACH characters), and the
+ * each turn alone over its WebSocket); that text is kept with the rest of the session's memory
+ * (dedup.ts), and forgotten with it. Junctions are short (at most 2 × REACH characters), and the
  * segment memory answers those seen before, so a resent conversation costs nothing new.
  */
 import { DECODED_SUFFIX, type SegmentTexts } from "../payload/extract.ts";
 import type { CachedMatch } from "./dedup.ts";
 import { copyString } from "./mask.ts";
-import { RecentMap } from "./recent.ts";
 import type { Changed } from "./unchanged.ts";
 
 /** Token characters taken from each side of a split junction. */
@@ -29,8 +29,6 @@ const REACH = 128;
 const CONTEXT_REACH = 64;
 /** A token split in two is at least this long in all. */
 const MIN_SPLIT = 16;
-/** Sessions whose last text is remembered; the oldest is forgotten first. */
-const MAX_SESSIONS = 4096;
 
 /** Values of structure fields, which sit between two texts and are no part of either. */
 const STRUCTURE = new Set([
@@ -206,25 +204,6 @@ export function junctionMatches(
   );
 }
 
-/** The last text of each session's previous payload, kept in memory only, for so many sessions. */
-export class SessionTails {
-  readonly #tails = new RecentMap<string, string>();
-
-  get(scope: string | null): string | null {
-    return scope === null ? null : (this.#tails.get(scope) ?? null);
-  }
-
-  set(scope: string | null, tail: string | null): void {
-    if (scope === null) return;
-    if (tail === null) {
-      this.#tails.delete(scope);
-      return;
-    }
-    this.#tails.set(scope, tail);
-    if (this.#tails.size > MAX_SESSIONS) this.#tails.deleteOldest();
-  }
-}
-
 /** Between the paths of the two segments a junction joins. */
 const JOIN = " + ";
 /** The place of the session's previous payload in a junction's path. */
@@ -232,17 +211,17 @@ const PREVIOUS = "(previous payload)";
 
 /**
  * The junctions of a payload's segments (`lastCached`: the last segment answered from the session's
- * memory), and the session's tail moved on to this payload's last text.
+ * memory), and the session's tail (`session`, the memory of the payload's session, null for none)
+ * moved on to this payload's last text.
  */
 export function nextJunctions(
   segments: SegmentTexts,
   lastCached: number,
-  tails: SessionTails,
-  scope: string | null,
+  session: { tail: string | null } | null,
   changed?: Changed,
 ): Junctions {
-  const junctions = findJunctions(segments.texts, tails.get(scope), lastCached, changed);
-  tails.set(scope, lastText(segments.texts));
+  const junctions = findJunctions(segments.texts, session?.tail ?? null, lastCached, changed);
+  if (session) session.tail = lastText(segments.texts);
   return junctions;
 }
 

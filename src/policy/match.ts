@@ -8,7 +8,7 @@ import type { RuleDef } from "../core/types.ts";
 import { MAX_MATCHES_PER_RULE, type RawMatch, scanText } from "../detect/matcher.ts";
 import { type Normalized, normalizeForMatching } from "../detect/normalize.ts";
 import type { CompiledRules } from "./compile.ts";
-import { type CachedMatch, type DedupLimits, fingerprint, SegmentCache } from "./dedup.ts";
+import { type CachedMatch, type Conversation, type DedupLimits, fingerprint, SegmentCache } from "./dedup.ts";
 import { copyString } from "./mask.ts";
 
 /** Segments shorter than this are scanned every time rather than remembered. */
@@ -77,16 +77,21 @@ export class SegmentMatcher {
 
   /**
    * The last of `texts` the scope's memory holds (-1: none), as `match` of all of them would report
-   * it, without scanning or remembering anything.
+   * it, without scanning or remembering anything; and that memory.
    */
-  lastCached(texts: string[], rules: CompiledRules, scope: string, limits: DedupLimits): number {
+  lastCached(
+    texts: string[],
+    rules: CompiledRules,
+    scope: string,
+    limits: DedupLimits,
+  ): { lastCached: number; session: Conversation } {
     this.#cache.setEpoch(rules.epoch);
-    const conv = this.#cache.session(scope, limits);
+    const session = this.#cache.session(scope, limits);
     for (let i = texts.length - 1; i >= 0; i--) {
       const t = texts[i]!;
-      if (t.length >= MIN_CACHED && conv.segments.has(fingerprint(t))) return i;
+      if (t.length >= MIN_CACHED && session.segments.has(fingerprint(t))) return { lastCached: i, session };
     }
-    return -1;
+    return { lastCached: -1, session };
   }
 
   /** Texts whose matches were known without looking (unchanged.ts), counted as answered from memory. */
@@ -97,19 +102,20 @@ export class SegmentMatcher {
   /**
    * The matches of every text. `scope` names the memory to use (a session on one transport), or
    * null to scan every text afresh and remember nothing. `more`, given which of `texts` was the
-   * last answered from memory, adds texts made from them (the junctions of neighbouring texts):
-   * they are scanned in the same batch, and their matches follow those of `texts` in `per`.
+   * last answered from memory and the session's memory (null without a scope), adds texts made
+   * from them (the junctions of neighbouring texts, and of the session's previous payload): they
+   * are scanned in the same batch, and their matches follow those of `texts` in `per`.
    */
   match(
     own: string[],
     rules: CompiledRules,
     scope: string | null,
     limits: DedupLimits,
-    more?: (lastCached: number) => string[],
+    more?: (lastCached: number, session: Conversation | null) => string[],
   ): SegmentMatches {
     let texts = own;
     const capped = new Set<number>();
-    let conv: ReturnType<SegmentCache["session"]> | null = null;
+    let conv: Conversation | null = null;
     if (scope) {
       this.#cache.setEpoch(rules.epoch);
       conv = this.#cache.session(scope, limits);
@@ -139,7 +145,7 @@ export class SegmentMatcher {
     };
     lookUp(0);
     if (more) {
-      const extra = more(lastCached);
+      const extra = more(lastCached, conv);
       if (extra.length > 0) {
         texts = own.concat(extra);
         lookUp(own.length);

@@ -23,7 +23,7 @@ import { type RedactEdit, redactJson, redactText } from "../payload/redact.ts";
 import { type CompiledRules, RuleCompiler } from "./compile.ts";
 import { decide } from "./decide.ts";
 import type { CachedMatch } from "./dedup.ts";
-import { type Junctions, nextJunctions, placeable, SessionTails, withJunctions } from "./junctions.ts";
+import { type Junctions, nextJunctions, placeable, withJunctions } from "./junctions.ts";
 import { type MatchStats, SegmentMatcher, type SegmentMatches } from "./match.ts";
 import { ambiguousJsonFinding, rawScanFinding, scanErrorFinding } from "./system-finding.ts";
 import { type Changed, CleanPayloads } from "./unchanged.ts";
@@ -173,7 +173,6 @@ const nothing = (skipped?: string): Inspection => ({
 export function createPipeline(opts: PipelineOptions): Pipeline {
   const compiler = new RuleCompiler(opts.rules, opts.rulesVersion);
   const matcher = new SegmentMatcher();
-  const tails = new SessionTails();
   const clean = new CleanPayloads();
   const reuse = opts.reuseClean !== false;
 
@@ -190,8 +189,8 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     found: (junctions: Junctions) => void,
   ): SegmentMatches {
     // Which text the session's memory held last, before the new ones are remembered.
-    const lastCached = matcher.lastCached(own.texts, rules, scope, cfg.dedup);
-    const junctions = nextJunctions(own, lastCached, tails, scope, changed);
+    const { lastCached, session } = matcher.lastCached(own.texts, rules, scope, cfg.dedup);
+    const junctions = nextJunctions(own, lastCached, session, changed);
     found(junctions);
     const fresh = matcher.match(
       own.texts.slice(changed.from, changed.to),
@@ -232,8 +231,8 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     let junctions: Junctions = { texts: [], joins: [] };
     const matched = changed
       ? matchChanged(own, changed, rules, p.scope!, cfg, (j) => (junctions = j))
-      : matcher.match(own.texts, rules, p.scope, cfg.dedup, (lastCached) => {
-          junctions = nextJunctions(own, lastCached, tails, p.scope);
+      : matcher.match(own.texts, rules, p.scope, cfg.dedup, (lastCached, session) => {
+          junctions = nextJunctions(own, lastCached, session);
           return junctions.texts;
         });
     const capped = matched.capped;
