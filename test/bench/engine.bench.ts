@@ -16,6 +16,12 @@ import { lcg } from "../corpus/gen.ts";
 import type { BenchTable } from "./index.ts";
 
 const ROOT = join(import.meta.dir, "../..");
+/**
+ * `SLUICE_BENCH_BASELINE=<dir>`: the small-request rows are measured with another checkout's
+ * pipeline as well (its `src/`, e.g. main unpacked by `git archive`), loaded into this process and
+ * run in turn with this one, a batch of each at a time, so that both see the same load.
+ */
+const BASELINE = process.env.SLUICE_BENCH_BASELINE;
 
 /** Real prose and real source code from the repository and its dependencies. */
 export function corpus(): { prose: string[]; code: string[] } {
@@ -158,6 +164,40 @@ function time(fn: () => void, runs: number): { wall: number; cpu: number } {
   return { wall: median(wall), cpu: median(cpu) };
 }
 
+/** Median wall and CPU ms of each of `fns`, run `runs` times each in turn (after a warm-up). */
+function interleaved(fns: (() => void)[], runs: number): { wall: number; cpu: number }[] {
+  for (let i = 0; i < 12; i++) for (const fn of fns) fn();
+  const wall: number[][] = fns.map(() => []);
+  const cpu: number[][] = fns.map(() => []);
+  for (let i = 0; i < runs; i++)
+    fns.forEach((fn, k) => {
+      Bun.gc(true);
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      fn();
+      wall[k]!.push(performance.now() - t0);
+      const d = process.cpuUsage(c0);
+      cpu[k]!.push((d.user + d.system) / 1000);
+    });
+  return fns.map((_, k) => ({ wall: median(wall[k]!), cpu: median(cpu[k]!) }));
+}
+
+/** A pipeline of the checkout in `dir` with its built-in rules and default configuration. */
+async function baselineScanner(dir: string): Promise<() => { hook: (r: ScanRequest) => unknown }> {
+  const schema = await import(join(dir, "src/config/schema.ts"));
+  const builtin = await import(join(dir, "src/detect/builtin.ts"));
+  const pipeline = await import(join(dir, "src/policy/pipeline.ts"));
+  const rules = builtin.loadBuiltinRules();
+  const cfg = schema.defaultConfig();
+  return () =>
+    pipeline.createPipeline({
+      config: () => cfg,
+      rules: () => rules,
+      rulesVersion: () => 1,
+      hmacKey: new Uint8Array(32),
+    });
+}
+
 export async function run(): Promise<BenchTable[]> {
   const c = corpus();
   const rules = loadBuiltinRules();
@@ -256,29 +296,37 @@ export async function run(): Promise<BenchTable[]> {
       return enc.encode(JSON.stringify(b));
     };
     const findings = ` deploy with AKIA${"Q2W3E4R5T6Y7U8I9"}, mail ops@acme-corp.io`;
+    const sides: { name: string; make: () => { hook: (r: ScanRequest) => unknown } }[] = [
+      { name: "", make: makeScanner },
+    ];
+    if (BASELINE) sides.push({ name: " (baseline)", make: await baselineScanner(BASELINE) });
     for (const [label, bytes, target] of [
       ["1 KB request, clean, warm (per request)", small(""), 50],
       ["1 KB request with findings, warm (per request)", small(findings), 120],
     ] as const) {
-      const s = makeScanner();
-      let v: Verdict | null = null;
       const batch = 200;
-      const t = time(() => {
-        // A new session per call, so no session cache carries over between requests.
-        for (let i = 0; i < batch; i++) v = s.hook(req(bytes, `small-${sessionN++}`)) as Verdict;
-      }, 15);
+      // A new session per call, so no session cache carries over between requests.
+      const scanners = sides.map((side) => side.make());
+      const verdicts: Verdict[] = [];
+      const runs = scanners.map((s, k) => () => {
+        for (let i = 0; i < batch; i++) verdicts[k] = s.hook(req(bytes, `small-${sessionN++}`)) as Verdict;
+      });
+      // One side: the median of 15 batches. With a baseline: 60 batches of each, in turn.
+      const t = sides.length === 1 ? [time(runs[0]!, 15)] : interleaved(runs, 60);
       const parse = time(() => {
         for (let i = 0; i < batch; i++) JSON.parse(new TextDecoder().decode(bytes));
       }, 15);
       const us = (ms: number) => ((ms * 1000) / batch).toFixed(1);
-      rows.push([
-        `${label}, ${bytes.length} B, µs`,
-        us(t.wall),
-        us(t.cpu),
-        `≤ ${target} µs`,
-        us(parse.cpu),
-        `${v!.findings.length} findings, ${v!.action}`,
-      ]);
+      sides.forEach((side, k) => {
+        rows.push([
+          `${label}, ${bytes.length} B, µs${side.name}`,
+          us(t[k]!.wall),
+          us(t[k]!.cpu),
+          `≤ ${target} µs`,
+          us(parse.cpu),
+          `${verdicts[k]!.findings.length} findings, ${verdicts[k]!.action}`,
+        ]);
+      });
     }
   }
 
