@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { hostBinaries } from "../helpers/binaries.ts";
-import { type InProcessSluice, spawnSluice, startSluice } from "../helpers/sluice.ts";
+import { type InProcessSluice, openWebSocket, spawnSluice, startSluice } from "../helpers/sluice.ts";
 import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 import { fixture, sdkOverSluice, tempHome } from "../mcp/helpers.ts";
 
@@ -96,6 +96,14 @@ const ask = (s: InProcessSluice, text: string) =>
     messages: [{ role: "user", content: text }],
   });
 
+/** A request on a path the recorder's `pre_request` refuses. */
+const refusable = (proxyUrl: string) =>
+  fetch(`${proxyUrl}/v1/messages?refuse-me=1`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "k" },
+    body: JSON.stringify({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }),
+  });
+
 describe("a recording plugin", () => {
   let s: InProcessSluice;
   let dir: string;
@@ -168,11 +176,7 @@ describe("a recording plugin", () => {
   });
 
   test("pre_request refuses a payload with its reason, before any scan", async () => {
-    const res = await fetch(`${s.proxyUrl}/v1/messages?refuse-me=1`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-api-key": "k" },
-      body: JSON.stringify({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }),
-    });
+    const res = await refusable(s.proxyUrl);
     expect(res.status).toBe(400);
     expect(await res.text()).toContain("extension_block");
     await s.runtime.store.flush();
@@ -208,13 +212,7 @@ describe("a recording plugin", () => {
   });
 
   test("WebSocket open, finding_detected and close carry the connection id", async () => {
-    const ws = new WebSocket(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
-      headers: { authorization: "Bearer sk-test" },
-    } as unknown as string[]);
-    await new Promise((r, j) => {
-      ws.onopen = r;
-      ws.onerror = j;
-    });
+    const ws = await openWebSocket(s.proxyUrl, "/v1/responses", { authorization: "Bearer sk-test" });
     const answered = new Promise((r) => ws.addEventListener("message", r, { once: true }));
     ws.send(JSON.stringify({ type: "response.create", input: `my token ${GH}` }));
     await answered; // a secret in a frame: blocked, answered with an error event
@@ -288,11 +286,7 @@ test("the compiled binary loads a plugin", async () => {
     upstream: up.url,
     config: { extensions: [join(dir, "recorder.ts")] },
   });
-  const res = await fetch(`${p.proxyUrl}/v1/messages?refuse-me=1`, {
-    method: "POST",
-    headers: { "content-type": "application/json", "x-api-key": "k" },
-    body: JSON.stringify({ model: "m", max_tokens: 1, messages: [{ role: "user", content: "hi" }] }),
-  });
+  const res = await refusable(p.proxyUrl);
   expect(res.status).toBe(400);
   expect(await res.text()).toContain("extension_block");
   const health = (await (await fetch(`${p.proxyUrl}/health`)).json()) as {

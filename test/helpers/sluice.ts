@@ -255,6 +255,21 @@ export async function runSluice(
   });
 }
 
+/** A WebSocket to `path` on a sluice proxy (`proxyUrl`, http://…) with `headers`, once it is open. */
+export async function openWebSocket(
+  proxyUrl: string,
+  path: string,
+  headers: Record<string, string>,
+): Promise<WebSocket> {
+  // Bun's client takes headers in the options argument, which the DOM type does not know.
+  const ws = new WebSocket(`${proxyUrl.replace("http", "ws")}${path}`, { headers } as unknown as string[]);
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error(`WebSocket to ${path} through sluice failed to open`));
+  });
+  return ws;
+}
+
 /**
  * An endpoint that is down but holds its port: it accepts each TCP connection and closes it at once,
  * so nothing else in the run can take the port (a port from freePort() can be reused by any listener

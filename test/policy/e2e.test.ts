@@ -11,7 +11,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import { GoogleGenAI } from "@google/genai";
 import OpenAI from "openai";
 import type { Finding } from "../../src/core/types.ts";
-import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
+import { type InProcessSluice, openWebSocket, startSluice } from "../helpers/sluice.ts";
 import { anthropicMessage, json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 // Fake credentials assembled at run time (never real, never a literal in the source).
@@ -251,16 +251,10 @@ describe("conversation history", () => {
 
 describe("Codex WebSocket", () => {
   test("a secret in a response.create frame closes the connection and never reaches upstream", async () => {
-    const ws = new WebSocket(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
-      headers: {
-        authorization: "Bearer sk-test",
-        "session-id": "codex-e2e",
-        "user-agent": "codex_cli_rs/0.169.0",
-      },
-    } as unknown as string[]);
-    await new Promise<void>((resolve, reject) => {
-      ws.onopen = () => resolve();
-      ws.onerror = () => reject(new Error("websocket failed to open"));
+    const ws = await openWebSocket(s.proxyUrl, "/v1/responses", {
+      authorization: "Bearer sk-test",
+      "session-id": "codex-e2e",
+      "user-agent": "codex_cli_rs/0.169.0",
     });
     const clean = JSON.stringify({
       type: "response.create",

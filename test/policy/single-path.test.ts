@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Anthropic from "@anthropic-ai/sdk";
 import { stringify } from "yaml";
-import { startSluice } from "../helpers/sluice.ts";
+import { openWebSocket, startSluice } from "../helpers/sluice.ts";
 import { startMessagesUpstream, type Upstream } from "../helpers/upstream.ts";
 import { fixture, sdkOverSluice } from "../mcp/helpers.ts";
 import { sluice as runScan } from "../scan/_cli.ts";
@@ -76,12 +76,9 @@ async function viaProxy(config: Record<string, unknown>): Promise<{ http: Seen; 
       },
     );
 
-  const ws = new WebSocket(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
-    headers: { authorization: "Bearer sk-test", "user-agent": "codex_cli_rs/0.169.0" },
-  } as unknown as string[]);
-  await new Promise((resolve, reject) => {
-    ws.onopen = resolve;
-    ws.onerror = () => reject(new Error("websocket failed to open"));
+  const ws = await openWebSocket(s.proxyUrl, "/v1/responses", {
+    authorization: "Bearer sk-test",
+    "user-agent": "codex_cli_rs/0.169.0",
   });
   const frames = up.wsMessages.length;
   // A blocked frame is answered with an error event (the socket stays open); a forwarded one gets

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { freePort, runSluice, spawnSluice, writeTestConfig } from "../helpers/sluice.ts";
+import { freePort, openWebSocket, runSluice, spawnSluice, writeTestConfig } from "../helpers/sluice.ts";
 import { testTls } from "../helpers/tls.ts";
 import { json, type SseControl, sse, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
@@ -178,13 +178,7 @@ describe("signals", () => {
 
 test("SIGTERM closes open WebSockets with 1001 and exits (server.stop never waits on them)", async () => {
   await using p = await spawnSluice([], { upstream: up.url });
-  const ws = new WebSocket(`${p.proxyUrl.replace("http", "ws")}/v1/responses`, {
-    headers: { authorization: "Bearer sk-x" },
-  } as unknown as string[]);
-  await new Promise((resolve, reject) => {
-    ws.onopen = resolve;
-    ws.onerror = reject;
-  });
+  const ws = await openWebSocket(p.proxyUrl, "/v1/responses", { authorization: "Bearer sk-x" });
   const echoed = new Promise((r) => ws.addEventListener("message", r, { once: true }));
   ws.send("hello");
   await echoed;
