@@ -190,7 +190,7 @@ export class ProxyServer {
   }
 
   /** Request bodies parsed from their conversation's previous turn, and conversations kept for it. */
-  turnStats(): { reparsed: number; kept: number } {
+  turnStats(): { reparsed: number; kept: number; memory: number } {
     return this.#turns.stats();
   }
 

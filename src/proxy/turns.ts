@@ -21,15 +21,18 @@
  * Only the parse is reused, never a verdict: the scan reads every string of the body as usual, with
  * the rules and settings in force. When anything does not hold (no previous turn, a difference
  * outside `messages`, a cut that does not parse), the body is parsed whole, as without this.
- * The previous bodies and their values stay in memory only, for a bounded number of conversations.
+ * The previous bodies and their values stay in memory only, for a bounded number of conversations
+ * and a bounded memory: what a turn is counted for is its bytes and an estimate of its parsed value,
+ * which can take many times the bytes (`[{},{},…]` takes 25 times), so a body of small values takes
+ * its share of the bound and is not kept past it.
  */
 import { findDuplicateKey } from "../payload/duplicate-keys.ts";
 import { RecentMap } from "../policy/recent.ts";
 
 /** Conversations whose last turn is kept; the least recently used is dropped first. */
 const MAX_TURNS = 16;
-/** Bytes of kept bodies in all. */
-const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
+/** Memory of the kept turns in all: their bodies and parsed values, as `weigh` estimates them. */
+const MAX_TOTAL_MEMORY = 64 * 1024 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -125,6 +128,29 @@ export function layoutOf(b: Uint8Array): Layout | null {
   return null;
 }
 
+/**
+ * An upper estimate of the memory that the bytes from `from` to `to` of a body that JSON.parse
+ * accepted take as a kept turn: the bytes, and the values they parse to. Measured on Bun: a string
+ * takes about its length, twice that when it holds a character outside Latin-1, plus ~24 bytes; an
+ * object or array ~75 bytes, and an element or property ~8 more. `from` and `to` must not be inside
+ * a string; the estimate of a range is the sum of those of its parts cut there. Past `limit` the
+ * walk stops, and what it returns is only known to be more than `limit`.
+ */
+export function weigh(b: Uint8Array, from: number, to: number, limit = Number.POSITIVE_INFINITY): number {
+  let w = 3 * (to - from);
+  for (let i = from; i < to && w <= limit; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) {
+      const end = stringEnd(b, i);
+      if (end < 0) return Number.POSITIVE_INFINITY;
+      w += 32;
+      i = end;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) w += 80;
+    else if (c === COMMA || c === COLON) w += 16;
+  }
+  return w;
+}
+
 /** Length of the common prefix of `a` and `b` (native comparisons, halving). */
 function commonPrefix(a: Uint8Array, b: Uint8Array, max: number): number {
   let lo = 0;
@@ -157,6 +183,8 @@ type Json = Record<string, unknown> & { messages: unknown[] };
 interface Turn {
   bytes: Uint8Array;
   json: Json;
+  /** What the turn is counted for in MAX_TOTAL_MEMORY (`weigh` of its bytes). */
+  memory: number;
   /** Null until worked out (after the turn was forwarded); false when the body does not qualify. */
   layout: Layout | null | false;
   /** Whether no object of the body holds a key twice; null until checked. */
@@ -176,7 +204,8 @@ export interface Reparsed {
  */
 export class TurnMemory {
   readonly #turns = new RecentMap<string, Turn>();
-  #bytes = 0;
+  /** What the kept turns are counted for, in all. */
+  #memory = 0;
   /** Turns whose layout is still to be worked out. */
   readonly #pending = new Set<Turn>();
   #reparsed = 0;
@@ -227,7 +256,10 @@ export class TurnMemory {
     if (!Array.isArray(added) || (kept > 0 && added.length === 0)) return null;
     if (findDuplicateKey(source) !== null) return null;
     const json = { ...prev.json, messages: prev.json.messages.slice(0, kept).concat(added) };
-    this.#keep(key, { bytes, json, layout: null, uniqueKeys: true });
+    // The bytes before the cut and from the `]` on are the previous turn's: only the elements in
+    // between are weighed again.
+    const memory = prev.memory - weigh(old, cut, layout.close) + weigh(bytes, cut, close);
+    this.#keep(key, { bytes, json, memory, layout: null, uniqueKeys: true });
     this.#reparsed++;
     return { json, parsedBytes: close - cut };
   }
@@ -238,7 +270,13 @@ export class TurnMemory {
       this.#forget(key);
       return;
     }
-    this.#keep(key, { bytes, json: json as Json, layout: null, uniqueKeys: null });
+    this.#keep(key, {
+      bytes,
+      json: json as Json,
+      memory: weigh(bytes, 0, bytes.length, MAX_TOTAL_MEMORY),
+      layout: null,
+      uniqueKeys: null,
+    });
   }
 
   /** Work out what the kept turns need before they can serve (off the request path). */
@@ -246,9 +284,9 @@ export class TurnMemory {
     for (const t of this.#pending) this.#settle(t);
   }
 
-  /** Bodies parsed from their previous turn, and conversations kept. */
-  stats(): { reparsed: number; kept: number } {
-    return { reparsed: this.#reparsed, kept: this.#turns.size };
+  /** Bodies parsed from their previous turn, conversations kept, and what they are counted for. */
+  stats(): { reparsed: number; kept: number; memory: number } {
+    return { reparsed: this.#reparsed, kept: this.#turns.size, memory: this.#memory };
   }
 
   #settle(t: Turn): void {
@@ -259,11 +297,11 @@ export class TurnMemory {
 
   #keep(key: string, turn: Turn): void {
     this.#forget(key);
-    if (turn.bytes.length > MAX_TOTAL_BYTES) return;
+    if (!(turn.memory <= MAX_TOTAL_MEMORY)) return;
     this.#turns.set(key, turn);
     this.#pending.add(turn);
-    this.#bytes += turn.bytes.length;
-    while (this.#turns.size > MAX_TURNS || this.#bytes > MAX_TOTAL_BYTES) {
+    this.#memory += turn.memory;
+    while (this.#turns.size > MAX_TURNS || this.#memory > MAX_TOTAL_MEMORY) {
       const oldest = this.#turns.oldestKey();
       if (oldest === undefined) break;
       this.#forget(oldest);
@@ -275,6 +313,6 @@ export class TurnMemory {
     if (!t) return;
     this.#turns.delete(key);
     this.#pending.delete(t);
-    this.#bytes -= t.bytes.length;
+    this.#memory -= t.memory;
   }
 }
