@@ -28,6 +28,8 @@ export interface Conversation {
   segments: Map<bigint | number, CachedMatch[]>;
   /** The last text of the session's previous payload (junctions.ts), a copy, or null. */
   tail: string | null;
+  /** Fingerprints dropped for the limit so far: the memory no longer holds all it was told. */
+  evicted: number;
 }
 
 /** A fingerprint of a segment's text (64-bit wyhash, seeded with the length). */
@@ -52,7 +54,7 @@ export class SegmentCache {
     let conv = this.#sessions.get(id);
     const ttl = limits.conversation_ttl_minutes * 60_000;
     if (conv && now - conv.lastUsed > ttl) conv = undefined;
-    conv ??= { lastUsed: now, segments: new Map(), tail: null };
+    conv ??= { lastUsed: now, segments: new Map(), tail: null, evicted: 0 };
     conv.lastUsed = now;
     this.#sessions.set(id, conv); // now the most recently used
     // Expire from the old end, then enforce the count.
@@ -70,7 +72,10 @@ export class SegmentCache {
     const max = limits.max_hashes_per_conversation;
     if (conv.segments.size > max) {
       const it = conv.segments.keys();
-      while (conv.segments.size > max) conv.segments.delete(it.next().value as bigint | number);
+      while (conv.segments.size > max) {
+        conv.segments.delete(it.next().value as bigint | number);
+        conv.evicted++;
+      }
     }
   }
 

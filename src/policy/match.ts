@@ -28,6 +28,16 @@ export interface MatchStats {
   fingerprints: number;
 }
 
+/** A scope's segment memory at one moment (`memoryMark`). */
+export interface MemoryMark {
+  readonly conv: object;
+  readonly evicted: number;
+}
+
+/** Whether two marks are of the same memory, which forgot nothing between them. */
+export const sameMemory = (a: MemoryMark, b: MemoryMark): boolean =>
+  a.conv === b.conv && a.evicted === b.evicted;
+
 export interface SegmentMatches {
   /** The matches of `texts[i]` (then of the texts `more` added), offsets into it. */
   per: CachedMatch[][];
@@ -92,6 +102,18 @@ export class SegmentMatcher {
       if (t.length >= MIN_CACHED && session.segments.has(fingerprint(t))) return { lastCached: i, session };
     }
     return { lastCached: -1, session };
+  }
+
+  /**
+   * Which memory the scope has now: the same mark later means the same memory, which has forgotten
+   * nothing since (not expired, not dropped for another session, no fingerprint dropped for the
+   * limit, no change of rules). A memory that forgot something answers `lastCached` otherwise than
+   * one that was told every text again would (unchanged.ts).
+   */
+  memoryMark(rules: CompiledRules, scope: string, limits: DedupLimits): MemoryMark {
+    this.#cache.setEpoch(rules.epoch);
+    const conv = this.#cache.session(scope, limits);
+    return { conv, evicted: conv.evicted };
   }
 
   /** Texts whose matches were known without looking (unchanged.ts), counted as answered from memory. */

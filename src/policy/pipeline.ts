@@ -225,8 +225,10 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     }
     const rules = compiler.for(cfg);
     const own = p.segments();
-    // Only what differs from the session's previous payload, when that was clean (unchanged.ts).
-    const changed = p.scope && reuse ? clean.changed(p.scope, own.texts, rules, cfg) : null;
+    // Only what differs from the session's previous payload, when that was clean and the session's
+    // segment memory is the one it left (unchanged.ts).
+    const before = p.scope && reuse ? matcher.memoryMark(rules, p.scope, cfg.dedup) : null;
+    const changed = before ? clean.changed(p.scope!, own.texts, rules, cfg, before) : null;
     // The junctions of neighbouring segments are scanned in the same batch as the segments.
     let junctions: Junctions = { texts: [], joins: [] };
     const matched = changed
@@ -237,8 +239,11 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
         });
     const capped = matched.capped;
     const { segments, per } = withJunctions(own, junctions, matched.per);
-    if (p.scope && reuse)
-      clean.record(p.scope, own.texts, rules, cfg, !capped && per.every((m) => m.length === 0));
+    if (p.scope && before) {
+      const after = matcher.memoryMark(rules, p.scope, cfg.dedup);
+      const nothingMatched = !capped && per.every((m) => m.length === 0);
+      clean.record(p.scope, own.texts, rules, cfg, nothingMatched, before, after);
+    }
     const d = decide(segments, per, rules.matcher, cfg, opts.hmacKey);
     const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };
     if (out.action !== "redact" || !p.redact) return out;

@@ -13,11 +13,20 @@
  *   place where texts were removed, are scanned; the junction with the previous payload's end is
  *   scanned as always.
  *
- * Anything else (another scope, a rule or setting changed, a match in the previous payload) is
- * scanned in full. The texts are kept in memory only, for a bounded number of scopes.
+ * The junction with the previous payload's end joins the first text the scope's segment memory
+ * does not hold (junctions.ts): scanned in full, a payload tells that memory every text again, and
+ * here only the new ones. The two memories are the same as long as the one the previous payload
+ * left has forgotten nothing since it was first filled (expiry, another session taking its place,
+ * a fingerprint dropped for the limit), so a payload is kept only when its scan made the memory
+ * forget nothing, and used only with that same memory.
+ *
+ * Anything else (another scope, a rule or setting changed, a match in the previous payload, a
+ * memory that forgot) is scanned in full. The texts are kept in memory only, for a bounded number
+ * of scopes.
  */
 import type { Config } from "../config/schema.ts";
 import type { CompiledRules } from "./compile.ts";
+import { type MemoryMark, sameMemory } from "./match.ts";
 import { RecentMap } from "./recent.ts";
 
 /** Scopes whose last clean payload is kept; the least recently used is dropped first. */
@@ -35,6 +44,8 @@ interface Kept {
   texts: string[];
   rules: CompiledRules;
   cfg: Config;
+  /** The scope's segment memory after the payload's scan. */
+  memory: MemoryMark;
   chars: number;
 }
 
@@ -42,10 +53,19 @@ export class CleanPayloads {
   readonly #kept = new RecentMap<string, Kept>();
   #chars = 0;
 
-  /** Where `texts` differ from the scope's previous payload, when that payload was clean under these rules. */
-  changed(scope: string, texts: string[], rules: CompiledRules, cfg: Config): Changed | null {
+  /**
+   * Where `texts` differ from the scope's previous payload, when that payload was clean under these
+   * rules and the scope's segment memory (`memory`: as it is now) is the one it left.
+   */
+  changed(
+    scope: string,
+    texts: string[],
+    rules: CompiledRules,
+    cfg: Config,
+    memory: MemoryMark,
+  ): Changed | null {
     const prev = this.#kept.get(scope);
-    if (!prev || prev.rules !== rules || prev.cfg !== cfg) return null;
+    if (!prev || prev.rules !== rules || prev.cfg !== cfg || !sameMemory(prev.memory, memory)) return null;
     const old = prev.texts;
     const max = Math.min(old.length, texts.length);
     let from = 0;
@@ -55,14 +75,25 @@ export class CleanPayloads {
     return { from, to: texts.length - same };
   }
 
-  /** The payload just scanned in `scope`: kept when nothing in it matched, else the scope is forgotten. */
-  record(scope: string, texts: string[], rules: CompiledRules, cfg: Config, clean: boolean): void {
+  /**
+   * The payload just scanned in `scope`: kept when nothing in it matched and its scan made the
+   * segment memory forget nothing (`before` and `after` the scan), else the scope is forgotten.
+   */
+  record(
+    scope: string,
+    texts: string[],
+    rules: CompiledRules,
+    cfg: Config,
+    clean: boolean,
+    before: MemoryMark,
+    after: MemoryMark,
+  ): void {
     this.forget(scope);
-    if (!clean) return;
+    if (!clean || !sameMemory(before, after)) return;
     let chars = 0;
     for (const t of texts) chars += t.length;
     if (chars > MAX_TOTAL_CHARS) return;
-    this.#kept.set(scope, { texts, rules, cfg, chars });
+    this.#kept.set(scope, { texts, rules, cfg, memory: after, chars });
     this.#chars += chars;
     while (this.#kept.size > MAX_SCOPES || this.#chars > MAX_TOTAL_CHARS) {
       const oldest = this.#kept.oldestKey();

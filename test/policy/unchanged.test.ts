@@ -166,3 +166,55 @@ test("another session's clean payload is not used", () => {
   reusing.hook(request([{ role: "user", content: SAY[0]! }], "two"));
   expect(reusing.stats().segments_scanned - before).toBeGreaterThan(2);
 });
+
+/**
+ * A segment memory that forgets: the memory is what the junction with the previous payload's end
+ * goes by, and a payload scanned in full tells it every text again, one scanned from the previous
+ * one only the new texts. Small limits (a session takes another's place, fingerprints dropped for
+ * the limit) and conversations whose turns each send one message after the same system prompt, with
+ * a token cut across two turns.
+ */
+test("property: with a segment memory that forgets, every turn's verdict is the full scan's", () => {
+  const base = defaultConfig();
+  let cfg: Config = base;
+  const { reusing, full } = pipelines(
+    () => cfg,
+    () => 1,
+  );
+  const SYSTEM = "You are a coding assistant working in the user's repository. Keep answers short.";
+  const alone = (content: string, session: string): ScanRequest => ({
+    ...request([], session),
+    provider: "openai",
+    path: "/v1/chat/completions",
+    body: enc.encode(
+      JSON.stringify({
+        model: "gpt-4o",
+        messages: [
+          { role: "system", content: SYSTEM },
+          { role: "user", content },
+        ],
+      }),
+    ),
+  });
+  const turn = fc.record({ say: fc.nat({ max: SAY.length - 1 }), session: fc.nat({ max: 2 }) });
+  let run = 0;
+  fc.assert(
+    fc.property(
+      fc.array(turn, { minLength: 2, maxLength: 12 }),
+      fc.constantFrom(1, 2),
+      fc.constantFrom(1, 4, 50_000),
+      (turns, conversations, hashes) => {
+        cfg = {
+          ...base,
+          dedup: { ...base.dedup, max_conversations: conversations, max_hashes_per_conversation: hashes },
+        };
+        run++;
+        for (const t of turns) {
+          const req = alone(SAY[t.say]!, `forget-${run}-${t.session}`);
+          expect(outcome(reusing.hook(req) as Verdict)).toEqual(outcome(full.hook(req) as Verdict));
+        }
+      },
+    ),
+    { numRuns: 300 },
+  );
+}, 60_000);
