@@ -63,7 +63,8 @@ export function opencodeConfig(vars: ToolVars, home = "~"): string {
 
 /**
  * The settings of every tool for a sluice proxy at `proxy` (`http://127.0.0.1:8080`); files in the
- * directories `vars` names (`CODEX_HOME`), else the tools' defaults.
+ * directories `vars` names (`CODEX_HOME`), else the tools' defaults. One entry per tool and login mode
+ * (a table, hence its length).
  */
 export function tools(proxy: string, vars: ToolVars = {}): Tool[] {
   const base = proxy.replace(/\/+$/, "");

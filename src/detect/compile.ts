@@ -153,6 +153,7 @@ export interface CompileOptions {
   analyses?: Readonly<Record<string, PatternAnalysis>>;
 }
 
+/** Compile rules into a matcher: one pass over the rules filling the matcher's tables together (they share indices). */
 export function compileRules(defs: RuleDef[], opts: CompileOptions = {}): Matcher {
   const trusted = opts.trusted ?? ((d: RuleDef) => d.source === "builtin");
   const analyses = opts.analyses ?? {};

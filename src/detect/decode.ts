@@ -149,6 +149,7 @@ interface Decoded {
   kind: string;
 }
 
+/** The encoded spans of `text` (base64, hex, URL, unicode escapes): one scan with a branch per encoding. */
 export function findEncoded(text: string, lineRuns: number[], enc: EncodingOptions): Decoded[] {
   const out: Decoded[] = [];
   const runs = joinWrapped(text, lineRuns);

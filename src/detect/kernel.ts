@@ -186,7 +186,7 @@ const LOOP_LOCALS = 8;
 /**
  * One byte, at i + j: c = text[i + j]; the trigram hash, and at a hooked trigram a spot or the
  * literal checks; in a `wide` text adj (for code-unit offsets); the run counter, a run when it
- * reaches rmin.
+ * reaches rmin. The instructions of one step written out in order (a table, hence its length).
  */
 const step = (j: number, wide: boolean): Code => [
   // c = text[i + j]; h = ((h << 6) ^ c) & mask
@@ -639,6 +639,7 @@ declare const SLUICE_CHAR_KERNEL: string | undefined;
 
 const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/** Assembles the WebAssembly kernel: its instructions in order, one block per step, which is why it is long. */
 function makeKernel(retire: () => void): CharKernel {
   const bytes =
     typeof SLUICE_CHAR_KERNEL === "string" ? Uint8Array.fromHex(SLUICE_CHAR_KERNEL) : kernelModuleBytes();

@@ -97,7 +97,10 @@ function structuralReason(a: RuleDef, b: RuleDef): string | null {
   return null;
 }
 
-/** `matcher`: all of `defs` compiled, when the caller has it already (compiling 378 rules takes tens of ms). */
+/**
+ * The comparison pass: every rule against the others on their examples, then the structural checks and
+ * the grouping, as one generator so that it can yield between rules (hence its length).
+ * `matcher`: all of `defs` compiled, when the caller has it already (compiling 378 rules takes tens of ms). */
 export function* compareRules(defs: RuleDef[], matcher?: Matcher): Generator<CompareProgress, OverlapReport> {
   const rules = defs.filter((d) => d.enabled);
   matcher ??= compileRules(rules);

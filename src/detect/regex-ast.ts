@@ -27,7 +27,10 @@ const WORD = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_";
 const SPACE =
   " \t\n\r\f\v\u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff";
 
-/** Parse `source` (the body of a JS regex, no slashes). Throws RegexSyntaxError on what it cannot read. */
+/**
+ * Parse `source` (the body of a JS regex, no slashes). Throws RegexSyntaxError on what it cannot read.
+ * One recursive-descent parser with a case per syntax form, kept together so the grammar reads in one place.
+ */
 export function parseRegex(source: string): Node {
   let i = 0;
   const s = source;

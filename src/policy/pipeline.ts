@@ -170,6 +170,7 @@ const nothing = (skipped?: string): Inspection => ({
   ...(skipped ? { skipped } : {}),
 });
 
+/** The one payload pipeline: its state (rules, session memories, kept payloads) and the steps that share it, in one closure. */
 export function createPipeline(opts: PipelineOptions): Pipeline {
   const compiler = new RuleCompiler(opts.rules, opts.rulesVersion);
   const matcher = new SegmentMatcher();

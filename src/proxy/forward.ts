@@ -99,6 +99,7 @@ function errCode(e: unknown): string {
   return err?.code ?? err?.name ?? "error";
 }
 
+/** One request upstream, from slot to relayed answer: the timers, the retry and the relay share its state, hence its length. */
 export async function forward(input: ForwardInput): Promise<ForwardResult> {
   const { provider, timers, log } = input;
   const host = input.url.host;

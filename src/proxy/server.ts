@@ -938,6 +938,7 @@ export class ProxyServer {
     bridge(ws, () => this.#idle.activity());
   }
 
+  /** A client frame: scanned, then forwarded, redacted, blocked or closed; each outcome with its events, in order. */
   #wsMessage(ws: ServerWebSocket<WsTunnel>, msg: string | Buffer) {
     const d = ws.data;
     d.framesIn++;
