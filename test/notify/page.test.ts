@@ -86,7 +86,7 @@ test(
     const before = arrived.length;
     await row(page, "page-hook").getByRole("button", { name: "Test" }).click();
     await page.waitForFunction(() =>
-      document.querySelector("#notify-test-result")?.textContent?.includes("page-hook"),
+      document.querySelector("#notify-test-result")?.textContent?.includes("page-hook: "),
     );
     expect(arrived.length).toBe(before + 1);
     expect(arrived.at(-1)?.signed).toBe(true);
@@ -94,7 +94,7 @@ test(
     // The config-file channel can be tested too.
     await row(page, "from-yaml").getByRole("button", { name: "Test" }).click();
     await page.waitForFunction(() =>
-      document.querySelector("#notify-test-result")?.textContent?.includes("from-yaml"),
+      document.querySelector("#notify-test-result")?.textContent?.includes("from-yaml: "),
     );
 
     // Batch: disable both, then delete: the config-file channel stays, with its reason shown.
