@@ -47,7 +47,7 @@ import { IdleWork } from "./idle.ts";
 import type { HostPool } from "./pool.ts";
 import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { scanGuarded } from "./scan.ts";
-import { loginMode, sessionContext } from "./session.ts";
+import { loginMode, SessionContexts, sessionContext } from "./session.ts";
 import { LengthMismatch, StreamBlocked, type StreamScan, scanStreaming } from "./stream-scan.ts";
 import { TurnMemory } from "./turns.ts";
 import {
@@ -164,6 +164,8 @@ export class ProxyServer {
   #inflight = new Set<Promise<unknown>>();
   /** The last turn of each conversation, to parse the next one from (`turns.ts`). */
   #turns = new TurnMemory();
+  /** The last session context of each conversation, given again while its inputs are the same. */
+  #sessions = new SessionContexts();
   /**
    * Between turns rather than inside the next one: what the kept turns need before they can serve,
    * and a garbage collection.
@@ -533,7 +535,7 @@ export class ProxyServer {
       jsonSource = parsed?.source;
       uniqueKeys = reparsed !== null;
       if (turnKey && scanBytes && !reparsed) this.#turns.remember(turnKey, scanBytes, json);
-      session = sessionContext({
+      session = this.#sessions.get(turnKey, {
         provider,
         pathname: url.pathname,
         headers: req.headers,

@@ -12,6 +12,7 @@
 import { createHash } from "node:crypto";
 import type { Login, ProviderLabel, SessionContext } from "../core/types.ts";
 import { credentialHash } from "../policy/mask.ts";
+import { RecentMap } from "../policy/recent.ts";
 
 interface ClientId {
   id: string;
@@ -345,4 +346,83 @@ export function sessionContext(input: SessionInput): SessionContext {
     api_key_hash: input.hmacKey ? apiKeyHash(headers, input.hmacKey) : keyHash,
     model: modelOf(input.provider, input.pathname, json) ?? turn.model ?? null,
   };
+}
+
+/** What `sessionContext` reads of a body's root: these values, and the first few turns. */
+const ROOT_READS = [
+  "metadata",
+  "request",
+  "user_prompt_id",
+  "project",
+  "model",
+  "system",
+  "instructions",
+  "systemInstruction",
+];
+const LEADING_READS: [string, number][] = [
+  ["messages", 3],
+  ["input", 10],
+  ["contents", 3],
+];
+
+/** Whether `sessionContext` reads the same values in `a` and `b` (the same objects: nothing is changed in place). */
+function sameReads(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (!a || !b || typeof a !== "object" || typeof b !== "object") return false;
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  for (const k of ROOT_READS) if (x[k] !== y[k]) return false;
+  for (const [k, n] of LEADING_READS) {
+    const u = x[k];
+    const v = y[k];
+    if (!Array.isArray(u) || !Array.isArray(v)) {
+      if (u !== v) return false;
+      continue;
+    }
+    for (let i = 0; i < n; i++) if (u[i] !== v[i]) return false;
+  }
+  return true;
+}
+
+/** The headers as one string, but for the body's length, which every turn changes and nothing here reads. */
+function headerList(headers: Headers): string {
+  let out = "";
+  for (const [k, v] of headers) if (k !== "content-length") out += `${k}\u0000${v}\n`;
+  return out;
+}
+
+/** Conversations whose last session context is kept. */
+const MAX_KEPT_SESSIONS = 64;
+
+/**
+ * The session context of each conversation's last request, given again while the next one reads the
+ * same: the same headers, address and key, and a body whose values `sessionContext` reads are the
+ * same objects (a turn parsed from the previous one keeps them, `turns.ts`). A session named by a
+ * fingerprint of the conversation's opening is worked out every time.
+ */
+export class SessionContexts {
+  readonly #last = new RecentMap<string, { input: SessionInput; headers: string; context: SessionContext }>();
+
+  get(key: string | null, input: SessionInput): SessionContext {
+    if (key === null) return sessionContext(input);
+    const headers = headerList(input.headers);
+    const prev = this.#last.get(key);
+    if (
+      prev &&
+      prev.headers === headers &&
+      prev.input.provider === input.provider &&
+      prev.input.pathname === input.pathname &&
+      prev.input.sourceIp === input.sourceIp &&
+      prev.input.hmacKey === input.hmacKey &&
+      sameReads(prev.input.json, input.json)
+    )
+      return prev.context;
+    const context = sessionContext(input);
+    if (context.session_id.startsWith("fp:")) this.#last.delete(key);
+    else {
+      this.#last.set(key, { input: { ...input, headers: new Headers() }, headers, context });
+      if (this.#last.size > MAX_KEPT_SESSIONS) this.#last.deleteOldest();
+    }
+    return context;
+  }
 }

@@ -31,11 +31,15 @@ function pipelines(config: () => Config, version: () => number) {
   return { reusing: make(true), full: make(false) };
 }
 
-function request(messages: unknown[], session = "s"): ScanRequest {
+const SYSTEM = "You are a coding assistant. Keep answers short.";
+/** A system prompt whose first characters continue a token that a last message may begin. */
+const CONTINUING = `${GH.slice(14)} -- ${SYSTEM}`;
+
+function request(messages: unknown[], session = "s", system = SYSTEM): ScanRequest {
   const body = {
     model: "claude-sonnet-4-5",
     messages,
-    system: [{ type: "text", text: "You are a coding assistant. Keep answers short." }],
+    system: [{ type: "text", text: system }],
     tools: [
       { name: "Bash", description: "Runs a shell command in the project.", input_schema: { type: "object" } },
     ],
@@ -74,7 +78,15 @@ const SAY = [
 ];
 
 const step = fc.oneof(
-  fc.record({ op: fc.constant("add" as const), say: fc.nat({ max: SAY.length - 1 }), blocks: fc.boolean() }),
+  // Mostly a new message, as in a conversation.
+  {
+    weight: 6,
+    arbitrary: fc.record({
+      op: fc.constant("add" as const),
+      say: fc.nat({ max: SAY.length - 1 }),
+      blocks: fc.boolean(),
+    }),
+  },
   fc.record({ op: fc.constant("edit" as const), at: fc.nat(), say: fc.nat({ max: SAY.length - 1 }) }),
   fc.record({ op: fc.constant("remove" as const), at: fc.nat() }),
   fc.record({ op: fc.constant("config" as const) }),
@@ -113,13 +125,13 @@ test("property: every turn's verdict is the full scan's", () => {
         else if (s.op === "remove" && messages.length > 1) messages.splice(s.at % messages.length, 1);
         else if (s.op === "rules" && s.rare === 0) version++;
         else if (s.op === "config") cfg = { ...cfg };
-        const req = request(structuredClone(messages), session);
+        const req = request(structuredClone(messages), session, CONTINUING);
         const a = reusing.hook(req) as Verdict;
         const b = full.hook(req) as Verdict;
         expect(outcome(a)).toEqual(outcome(b));
       }
     }),
-    { numRuns: 150 },
+    { numRuns: 200 },
   );
   // The clean turns were scanned from the previous one.
   expect(reusing.stats().segments_scanned).toBeLessThan(full.stats().segments_scanned);
