@@ -31,6 +31,12 @@ export interface ScanRequest {
    */
   uniqueKeys?: boolean;
   /**
+   * The strings of `json` as the payload's extraction gives them (document order), when the caller
+   * has them: `src/proxy/turns.ts` builds them from the previous turn's. Paths are worked out from
+   * `json` when a finding needs one.
+   */
+  texts?: string[];
+  /**
    * Scan only the strings under these places of the JSON body (key paths from its root, such as
    * `["params", "arguments"]`); default the whole body. Paths of findings and edits stay from the root.
    */

@@ -126,8 +126,12 @@ export function bodyPayload(req: ScanRequest): Payload {
     size: req.body.length,
     scope: req.session?.session_id ? `${req.transport}:${req.session.session_id}` : null,
     where: whereOf(req),
-    segments: () =>
-      isJson() ? extractTexts(json, req.provider, req.select) : { texts: [raw()], path: () => TEXT_PATH },
+    segments: () => {
+      if (!isJson()) return { texts: [raw()], path: () => TEXT_PATH };
+      if (!req.texts || req.select) return extractTexts(json, req.provider, req.select);
+      let paths: SegmentTexts | null = null;
+      return { texts: req.texts, path: (i) => (paths ??= extractTexts(json, req.provider)).path(i) };
+    },
     redact: (edits) =>
       isJson()
         ? redactJson(raw(), edits, () => {

@@ -524,8 +524,9 @@ export class ProxyServer {
     const turnKey =
       scanBytes === bytes && !unscanned ? conversationKey(provider, url.pathname, req.headers) : null;
     let uniqueKeys = false;
+    let texts: string[] | undefined;
     try {
-      const reparsed = turnKey && scanBytes ? this.#turns.reparse(turnKey, scanBytes) : null;
+      const reparsed = turnKey && scanBytes ? this.#turns.reparse(turnKey, provider, scanBytes) : null;
       const parsed = reparsed
         ? { json: reparsed.json, source: undefined }
         : scanBytes && !unscanned
@@ -534,7 +535,8 @@ export class ProxyServer {
       json = parsed?.json;
       jsonSource = parsed?.source;
       uniqueKeys = reparsed !== null;
-      if (turnKey && scanBytes && !reparsed) this.#turns.remember(turnKey, scanBytes, json);
+      texts = reparsed?.texts;
+      if (turnKey && scanBytes && !reparsed) this.#turns.remember(turnKey, provider, scanBytes, json);
       session = this.#sessions.get(turnKey, {
         provider,
         pathname: url.pathname,
@@ -581,6 +583,7 @@ export class ProxyServer {
         json,
         jsonSource,
         ...(uniqueKeys ? { uniqueKeys } : {}),
+        ...(texts ? { texts } : {}),
         session,
         transport: "http",
         id: requestId,

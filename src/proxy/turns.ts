@@ -26,7 +26,9 @@
  * which can take many times the bytes (`[{},{},…]` takes 25 times), so a body of small values takes
  * its share of the bound and is not kept past it.
  */
+import type { ProviderLabel } from "../core/types.ts";
 import { findDuplicateKey } from "../payload/duplicate-keys.ts";
+import { extractTexts } from "../payload/extract.ts";
 import { RecentMap } from "../policy/recent.ts";
 
 /** Conversations whose last turn is kept; the least recently used is dropped first. */
@@ -56,6 +58,8 @@ export interface Layout {
   close: number;
   /** Its elements. */
   count: number;
+  /** The deepest nesting of the body (containers open at once). */
+  depth: number;
 }
 
 const isSpace = (c: number | undefined) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
@@ -97,7 +101,9 @@ export function layoutOf(b: Uint8Array): Layout | null {
   const first = skipSpace(b, 0);
   if (b[first] !== OPEN_OBJECT) return null;
   let depth = 0;
+  let deepest = 0;
   let open = -1;
+  let close = -1;
   const commas: number[] = [];
   for (let i = first; i < b.length; i++) {
     const c = b[i]!;
@@ -116,16 +122,67 @@ export function layoutOf(b: Uint8Array): Layout | null {
         }
       }
       i = end;
-    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) depth++;
+    } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) deepest = Math.max(deepest, ++depth);
     else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      if (open >= 0 && depth === 2) {
-        const empty = skipSpace(b, open) === i;
-        return { open, commas, close: i, count: empty ? 0 : commas.length + 1 };
-      }
+      if (open >= 0 && close < 0 && depth === 2) close = i;
       depth--;
-    } else if (c === COMMA && open >= 0 && depth === 2) commas.push(i);
+    } else if (c === COMMA && open >= 0 && close < 0 && depth === 2) commas.push(i);
   }
-  return null;
+  if (close < 0) return null;
+  const empty = skipSpace(b, open) === close;
+  return { open, commas, close, count: empty ? 0 : commas.length + 1, depth: deepest };
+}
+
+/** The deepest nesting (containers open at once) of the valid JSON values in `b[from, to)`. */
+function depthOf(b: Uint8Array, from: number, to: number): number {
+  let depth = 0;
+  let deepest = 0;
+  for (let i = from; i < to; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) i = stringEnd(b, i);
+    else if (c === OPEN_OBJECT || c === OPEN_ARRAY) deepest = Math.max(deepest, ++depth);
+    else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
+    if (i < 0) return Number.POSITIVE_INFINITY;
+  }
+  return deepest;
+}
+
+/**
+ * Below this nesting the strings of a body come in document order (deeper containers are taken up
+ * after the rest, extract.ts), so a message's strings are one run of the body's.
+ */
+const ORDERED_DEPTH = 200;
+
+/** A body's strings as extractTexts gives them, and where each element of `messages` starts among them. */
+export interface TurnTexts {
+  texts: string[];
+  /** Index of the first string of each element; the last entry is where those after the array start. */
+  starts: number[];
+}
+
+/** The strings of a message, as extractTexts gives them inside a body (at the same depth). */
+const messageTexts = (message: unknown, provider: ProviderLabel) =>
+  extractTexts({ messages: [message] }, provider).texts;
+
+/**
+ * The strings of a body and where each message's start, or null when the body's strings cannot be
+ * cut that way: a string of 64 characters or more at the root before `messages` (whether it is data
+ * may depend on the root's other keys), or a nesting deep enough to change their order.
+ */
+function textsOf(json: Json, provider: ProviderLabel, depth: number): TurnTexts | null {
+  if (depth >= ORDERED_DEPTH) return null;
+  const texts = extractTexts(json, provider).texts;
+  // The root's keys before `messages`, in the order the walk takes them.
+  const before: Record<string, unknown> = {};
+  for (const key of Object.keys(json)) {
+    if (key === "messages") break;
+    const value = json[key];
+    if (typeof value === "string" && value.length >= 64) return null;
+    Object.defineProperty(before, key, { value, enumerable: true, writable: true, configurable: true });
+  }
+  const starts = [extractTexts(before, provider).texts.length];
+  for (const m of json.messages) starts.push(starts[starts.length - 1]! + messageTexts(m, provider).length);
+  return starts[starts.length - 1]! <= texts.length ? { texts, starts } : null;
 }
 
 /**
@@ -183,8 +240,9 @@ type Json = Record<string, unknown> & { messages: unknown[] };
 interface Turn {
   bytes: Uint8Array;
   json: Json;
-  /** What the turn is counted for in MAX_TOTAL_MEMORY (`weigh` of its bytes). */
-  memory: number;
+  provider: ProviderLabel;
+  /** The body's strings; null until worked out, false when they cannot be cut by message. */
+  texts: TurnTexts | null | false;
   /** Null until worked out (after the turn was forwarded); false when the body does not qualify. */
   layout: Layout | null | false;
   /** Whether no object of the body holds a key twice; null until checked. */
@@ -194,6 +252,8 @@ interface Turn {
 /** A body parsed from the previous turn of its conversation. */
 export interface Reparsed {
   json: unknown;
+  /** Its strings as extractTexts gives them, when the previous turn's could be used. */
+  texts?: string[];
   /** Bytes of the body parsed here (the rest is the previous turn's). */
   parsedBytes: number;
 }
@@ -214,9 +274,9 @@ export class TurnMemory {
    * `bytes` parsed from the previous turn under `key`, or null when that cannot be done (then the
    * caller parses the whole body, and tells `remember`).
    */
-  reparse(key: string, bytes: Uint8Array): Reparsed | null {
+  reparse(key: string, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
     try {
-      return this.#reparse(key, bytes);
+      return this.#reparse(key, provider, bytes);
     } catch {
       // Whatever went wrong, the body is parsed whole.
       this.#forget(key);
@@ -224,9 +284,9 @@ export class TurnMemory {
     }
   }
 
-  #reparse(key: string, bytes: Uint8Array): Reparsed | null {
+  #reparse(key: string, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
     const prev = this.#turns.get(key);
-    if (!prev) return null;
+    if (!prev || prev.provider !== provider) return null;
     // Not yet worked out between the turns: now, which still costs less than parsing it all.
     if (prev.layout === null) this.#settle(prev);
     const { layout } = prev;
@@ -256,27 +316,32 @@ export class TurnMemory {
     if (!Array.isArray(added) || (kept > 0 && added.length === 0)) return null;
     if (findDuplicateKey(source) !== null) return null;
     const json = { ...prev.json, messages: prev.json.messages.slice(0, kept).concat(added) };
-    // The bytes before the cut and from the `]` on are the previous turn's: only the elements in
-    // between are weighed again.
-    const memory = prev.memory - weigh(old, cut, layout.close) + weigh(bytes, cut, close);
-    this.#keep(key, { bytes, json, memory, layout: null, uniqueKeys: true });
+    // The strings: the kept messages' and those after the array are the previous turn's.
+    if (prev.texts === null) this.#settleTexts(prev);
+    let texts: TurnTexts | null = null;
+    if (prev.texts && depthOf(bytes, cut, close) < ORDERED_DEPTH - 2) {
+      const { texts: old, starts } = prev.texts;
+      const out = old.slice(0, starts[kept]);
+      const at = starts.slice(0, kept + 1);
+      for (const m of added) {
+        for (const t of messageTexts(m, provider)) out.push(t);
+        at.push(out.length);
+      }
+      for (let i = starts[starts.length - 1]!; i < old.length; i++) out.push(old[i]!);
+      texts = { texts: out, starts: at };
+    }
+    this.#keep(key, { bytes, json, provider, texts, layout: null, uniqueKeys: true });
     this.#reparsed++;
-    return { json, parsedBytes: close - cut };
+    return { json, parsedBytes: close - cut, ...(texts ? { texts: texts.texts } : {}) };
   }
 
   /** A body parsed whole: kept as the conversation's last turn when it can serve the next one. */
-  remember(key: string, bytes: Uint8Array, json: unknown): void {
+  remember(key: string, provider: ProviderLabel, bytes: Uint8Array, json: unknown): void {
     if (json === null || typeof json !== "object" || !Array.isArray((json as Json).messages)) {
       this.#forget(key);
       return;
     }
-    this.#keep(key, {
-      bytes,
-      json: json as Json,
-      memory: weigh(bytes, 0, bytes.length, MAX_TOTAL_MEMORY),
-      layout: null,
-      uniqueKeys: null,
-    });
+    this.#keep(key, { bytes, json: json as Json, provider, texts: null, layout: null, uniqueKeys: null });
   }
 
   /** Work out what the kept turns need before they can serve (off the request path). */
@@ -293,6 +358,11 @@ export class TurnMemory {
     this.#pending.delete(t);
     t.layout = layoutOf(t.bytes) ?? false;
     if (t.layout && t.uniqueKeys === null) t.uniqueKeys = findDuplicateKey(keepBom.decode(t.bytes)) === null;
+    if (t.texts === null) this.#settleTexts(t);
+  }
+
+  #settleTexts(t: Turn): void {
+    t.texts = (t.layout && textsOf(t.json, t.provider, t.layout.depth)) || false;
   }
 
   #keep(key: string, turn: Turn): void {

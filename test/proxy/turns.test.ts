@@ -7,6 +7,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { findDuplicateKey } from "../../src/payload/duplicate-keys.ts";
+import { extractTexts } from "../../src/payload/extract.ts";
 import { layoutOf, TurnMemory } from "../../src/proxy/turns.ts";
 
 const enc = new TextEncoder();
@@ -35,16 +36,22 @@ function conversation(turns: number, extra: Record<string, unknown> = {}): Recor
 /** A memory holding `first` as the previous turn of conversation "c". */
 function after(first: string): TurnMemory {
   const m = new TurnMemory();
-  m.remember("c", enc.encode(first), JSON.parse(first));
+  m.remember("c", "anthropic", enc.encode(first), JSON.parse(first));
   return m;
+}
+
+/** A parse from the previous turn is JSON.parse's value, with no key twice, and its strings are extractTexts'. */
+function expectExact(r: { json: unknown; texts?: string[] }, next: string): void {
+  expect(r.json).toEqual(JSON.parse(next));
+  expect(findDuplicateKey(next)).toBeNull();
+  if (r.texts) expect(r.texts).toEqual(extractTexts(JSON.parse(next), "anthropic").texts);
 }
 
 /** `next` parsed after `first`: null (parsed whole) or exactly what JSON.parse gives. */
 function reparsed(first: string, next: string): unknown {
-  const r = after(first).reparse("c", enc.encode(next));
+  const r = after(first).reparse("c", "anthropic", enc.encode(next));
   if (r === null) return null;
-  expect(r.json).toEqual(JSON.parse(next));
-  expect(findDuplicateKey(next)).toBeNull();
+  expectExact(r, next);
   return r.json;
 }
 
@@ -53,14 +60,16 @@ test("a conversation's turns are parsed from the previous one, each equal to JSO
   let first = true;
   for (let t = 0; t < 8; t++) {
     const body = JSON.stringify(conversation(t));
-    const r = m.reparse("c", enc.encode(body));
+    const r = m.reparse("c", "anthropic", enc.encode(body));
     if (first) {
       expect(r).toBeNull();
-      m.remember("c", enc.encode(body), JSON.parse(body));
+      m.remember("c", "anthropic", enc.encode(body), JSON.parse(body));
       first = false;
     } else {
       expect(r).not.toBeNull();
-      expect(r!.json).toEqual(JSON.parse(body));
+      expectExact(r!, body);
+      // The strings too: the kept messages' and the system prompt's and tools' are the previous turn's.
+      expect(r!.texts).toBeDefined();
       // Only the last kept message onwards was parsed.
       expect(r!.parsedBytes).toBeLessThan(body.length / 2);
     }
@@ -115,7 +124,7 @@ test("a previous turn that held a key twice is not used", () => {
 
 test("another conversation's previous turn is not used", () => {
   const m = after(JSON.stringify(conversation(1)));
-  expect(m.reparse("other", enc.encode(JSON.stringify(conversation(2))))).toBeNull();
+  expect(m.reparse("other", "anthropic", enc.encode(JSON.stringify(conversation(2))))).toBeNull();
 });
 
 /**
@@ -173,6 +182,7 @@ function applyEdits(body: string, edits: (typeof edit extends fc.Arbitrary<infer
 
 test("property: any edit of the next turn gives either a whole parse or exactly JSON.parse's value", () => {
   let used = 0;
+  let withTexts = 0;
   let validCount = 0;
   fc.assert(
     fc.property(fc.nat({ max: 5 }), fc.array(edit, { minLength: 1, maxLength: 3 }), (turns, edits) => {
@@ -184,19 +194,20 @@ test("property: any edit of the next turn gives either a whole parse or exactly 
       } catch {
         valid = false;
       }
-      const r = after(first).reparse("c", enc.encode(next));
+      const r = after(first).reparse("c", "anthropic", enc.encode(next));
       if (valid) validCount++;
       if (!valid) expect(r).toBeNull();
       else if (r !== null) {
         used++;
-        expect(r.json).toEqual(JSON.parse(next));
-        expect(findDuplicateKey(next)).toBeNull();
+        if (r.texts) withTexts++;
+        expectExact(r, next);
       }
     }),
     { numRuns: 3000 },
   );
   // Edits that keep the body valid are mostly inside strings of messages: read from the previous turn.
   expect(used).toBeGreaterThan(validCount / 4);
+  expect(withTexts).toBeGreaterThan(used / 2);
 });
 
 test("property: an edit of a previous turn that parsed from its own previous one is read right too", () => {
@@ -204,14 +215,11 @@ test("property: an edit of a previous turn that parsed from its own previous one
     fc.property(fc.array(edit, { minLength: 1, maxLength: 2 }), (edits) => {
       const m = new TurnMemory();
       const bodies = [0, 1, 2].map((t) => JSON.stringify(conversation(t)));
-      m.remember("c", enc.encode(bodies[0]!), JSON.parse(bodies[0]!));
-      expect(m.reparse("c", enc.encode(bodies[1]!))).not.toBeNull();
+      m.remember("c", "anthropic", enc.encode(bodies[0]!), JSON.parse(bodies[0]!));
+      expect(m.reparse("c", "anthropic", enc.encode(bodies[1]!))).not.toBeNull();
       const next = applyEdits(bodies[2]!, edits);
-      const r = m.reparse("c", enc.encode(next));
-      if (r !== null) {
-        expect(r.json).toEqual(JSON.parse(next));
-        expect(findDuplicateKey(next)).toBeNull();
-      }
+      const r = m.reparse("c", "anthropic", enc.encode(next));
+      if (r !== null) expectExact(r, next);
     }),
     { numRuns: 1000 },
   );
@@ -225,4 +233,68 @@ test("non-ASCII text and escapes in the new part read as JSON.parse reads them",
   );
   expect(reparsed(first, next)).not.toBeNull();
   expect(dec.decode(enc.encode(next))).toBe(next);
+});
+
+test("the strings are extractTexts' with data fields, long keys, odd root keys and deep nesting", () => {
+  const image = {
+    type: "image",
+    source: { type: "base64", media_type: "text/plain", data: btoa("x".repeat(80)) },
+  };
+  const deep = (n: number): unknown => (n === 0 ? "bottom" : { d: deep(n - 1) });
+  const variants: [string, (t: number) => Record<string, unknown>][] = [
+    ["a root key that sorts first", (t) => ({ ...conversation(t), "0": "zero", "12": ["twelve"] })],
+    [
+      "a __proto__ key",
+      (t) =>
+        JSON.parse(JSON.stringify(conversation(t)).replace('{"model"', '{"__proto__":{"x":"p"},"model"')),
+    ],
+    [
+      "a long key with a digit",
+      (t) => conversation(t, { tools: [{ name: "B", input_schema: { sk_live_1234567890abcdef: 1 } }] }),
+    ],
+    ["a long string before messages", (t) => ({ prompt: "p".repeat(80), ...conversation(t) })],
+    [
+      "data in a new message",
+      (t) => {
+        const c = conversation(t);
+        (c.messages as unknown[]).push({ role: "user", content: [image, { type: "text", text: "see it" }] });
+        return c;
+      },
+    ],
+    [
+      "a new message nested 300 deep",
+      (t) => {
+        const c = conversation(t);
+        (c.messages as unknown[]).push({ role: "user", content: deep(300) });
+        return c;
+      },
+    ],
+  ];
+  const seen: string[] = [];
+  for (const [name, make] of variants) {
+    const m = new TurnMemory();
+    const first = JSON.stringify(make(1));
+    m.remember("c", "anthropic", enc.encode(first), JSON.parse(first));
+    for (let t = 2; t < 5; t++) {
+      const next = JSON.stringify(make(t));
+      const r = m.reparse("c", "anthropic", enc.encode(next));
+      if (r === null) {
+        m.remember("c", "anthropic", enc.encode(next), JSON.parse(next));
+        continue;
+      }
+      expectExact(r, next);
+      seen.push(`${name}${r.texts ? " with its strings" : ""}`);
+    }
+  }
+  // Each was parsed from the previous turn; the strings too, but where they cannot be cut by message.
+  expect(new Set(seen)).toEqual(
+    new Set([
+      "a root key that sorts first with its strings",
+      "a __proto__ key with its strings",
+      "a long key with a digit with its strings",
+      "a long string before messages",
+      "data in a new message with its strings",
+      "a new message nested 300 deep",
+    ]),
+  );
 });
