@@ -133,18 +133,23 @@ export function layoutOf(b: Uint8Array): Layout | null {
   return { open, commas, close, count: empty ? 0 : commas.length + 1, depth: deepest };
 }
 
-/** The deepest nesting (containers open at once) of the valid JSON values in `b[from, to)`. */
-function depthOf(b: Uint8Array, from: number, to: number): number {
+/**
+ * Of the valid JSON values (separated by commas) in `b[from, to)`: the deepest nesting, and the
+ * commas between them.
+ */
+function shapeOf(b: Uint8Array, from: number, to: number): { depth: number; commas: number[] } {
   let depth = 0;
   let deepest = 0;
+  const commas: number[] = [];
   for (let i = from; i < to; i++) {
     const c = b[i]!;
     if (c === QUOTE) i = stringEnd(b, i);
     else if (c === OPEN_OBJECT || c === OPEN_ARRAY) deepest = Math.max(deepest, ++depth);
     else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) depth--;
-    if (i < 0) return Number.POSITIVE_INFINITY;
+    else if (c === COMMA && depth === 0) commas.push(i);
+    if (i < 0) return { depth: Number.POSITIVE_INFINITY, commas };
   }
-  return deepest;
+  return { depth: deepest, commas };
 }
 
 /**
@@ -287,11 +292,17 @@ export class TurnMemory {
   #reparse(key: string, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
     const prev = this.#turns.get(key);
     if (!prev || prev.provider !== provider) return null;
-    // Not yet worked out between the turns: now, which still costs less than parsing it all.
-    if (prev.layout === null) this.#settle(prev);
+    const old = prev.bytes;
+    if (prev.layout === null) {
+      // Not yet worked out between the turns: now, when the body is mostly the previous one (which
+      // still costs less than parsing it all); another body is parsed whole.
+      const max = Math.min(old.length, bytes.length);
+      const head = commonPrefix(old, bytes, max);
+      if (head + commonSuffix(old, bytes, max - head) < old.length / 2) return null;
+      this.#settle(prev);
+    }
     const { layout } = prev;
     if (!layout || prev.uniqueKeys !== true) return null;
-    const old = prev.bytes;
     if (layout.count !== prev.json.messages.length) return null;
     const p = commonPrefix(old, bytes, Math.min(layout.close, bytes.length));
     if (p < layout.open) return null; // a difference before the array's `[`
@@ -318,8 +329,9 @@ export class TurnMemory {
     const json = { ...prev.json, messages: prev.json.messages.slice(0, kept).concat(added) };
     // The strings: the kept messages' and those after the array are the previous turn's.
     if (prev.texts === null) this.#settleTexts(prev);
+    const shape = shapeOf(bytes, cut, close);
     let texts: TurnTexts | null = null;
-    if (prev.texts && depthOf(bytes, cut, close) < ORDERED_DEPTH - 2) {
+    if (prev.texts && shape.depth < ORDERED_DEPTH - 2) {
       const { texts: old, starts } = prev.texts;
       const out = old.slice(0, starts[kept]);
       const at = starts.slice(0, kept + 1);
@@ -330,7 +342,15 @@ export class TurnMemory {
       for (let i = starts[starts.length - 1]!; i < old.length; i++) out.push(old[i]!);
       texts = { texts: out, starts: at };
     }
-    this.#keep(key, { bytes, json, provider, texts, layout: null, uniqueKeys: true });
+    // Its layout: the kept elements' commas, then those between the new ones.
+    const next: Layout = {
+      open: layout.open,
+      commas: layout.commas.slice(0, kept).concat(shape.commas),
+      close,
+      count: kept + added.length,
+      depth: Math.max(layout.depth, shape.depth + 2),
+    };
+    this.#keep(key, { bytes, json, provider, texts, layout: next, uniqueKeys: true });
     this.#reparsed++;
     return { json, parsedBytes: close - cut, ...(texts ? { texts: texts.texts } : {}) };
   }
@@ -356,7 +376,7 @@ export class TurnMemory {
 
   #settle(t: Turn): void {
     this.#pending.delete(t);
-    t.layout = layoutOf(t.bytes) ?? false;
+    if (t.layout === null) t.layout = layoutOf(t.bytes) ?? false;
     if (t.layout && t.uniqueKeys === null) t.uniqueKeys = findDuplicateKey(keepBom.decode(t.bytes)) === null;
     if (t.texts === null) this.#settleTexts(t);
   }
@@ -369,9 +389,9 @@ export class TurnMemory {
     this.#forget(key);
     if (!(turn.memory <= MAX_TOTAL_MEMORY)) return;
     this.#turns.set(key, turn);
-    this.#pending.add(turn);
-    this.#memory += turn.memory;
-    while (this.#turns.size > MAX_TURNS || this.#memory > MAX_TOTAL_MEMORY) {
+    if (turn.layout === null || turn.texts === null) this.#pending.add(turn);
+    this.#bytes += turn.bytes.length;
+    while (this.#turns.size > MAX_TURNS || this.#bytes > MAX_TOTAL_BYTES) {
       const oldest = this.#turns.oldestKey();
       if (oldest === undefined) break;
       this.#forget(oldest);
