@@ -31,10 +31,15 @@ import { findDuplicateKey } from "../payload/duplicate-keys.ts";
 import { extractTexts } from "../payload/extract.ts";
 import { RecentMap } from "../policy/recent.ts";
 
-/** Conversations whose last turn is kept; the least recently used is dropped first. */
+/** Conversations whose last turns are kept; the least recently used is dropped first. */
 const MAX_TURNS = 16;
-/** Memory of the kept turns in all: their bodies and parsed values, as `weigh` estimates them. */
-const MAX_TOTAL_MEMORY = 64 * 1024 * 1024;
+/**
+ * Turns kept per conversation: the last, and the one before it that was not its source (a tool's
+ * side request, such as a title for the conversation, comes between two turns under the same key).
+ */
+const TURNS_PER_KEY = 2;
+/** Bytes of kept bodies in all. */
+const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -268,9 +273,8 @@ export interface Reparsed {
  * of the next one from it.
  */
 export class TurnMemory {
-  readonly #turns = new RecentMap<string, Turn>();
-  /** What the kept turns are counted for, in all. */
-  #memory = 0;
+  readonly #turns = new RecentMap<string, Turn[]>();
+  #bytes = 0;
   /** Turns whose layout is still to be worked out. */
   readonly #pending = new Set<Turn>();
   #reparsed = 0;
@@ -290,8 +294,14 @@ export class TurnMemory {
   }
 
   #reparse(key: string, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
-    const prev = this.#turns.get(key);
-    if (!prev || prev.provider !== provider) return null;
+    for (const prev of this.#turns.get(key) ?? []) {
+      const r = prev.provider === provider ? this.#reparseFrom(key, prev, provider, bytes) : null;
+      if (r) return r;
+    }
+    return null;
+  }
+
+  #reparseFrom(key: string, prev: Turn, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
     const old = prev.bytes;
     if (prev.layout === null) {
       // Not yet worked out between the turns: now, when the body is mostly the previous one (which
@@ -350,18 +360,19 @@ export class TurnMemory {
       count: kept + added.length,
       depth: Math.max(layout.depth, shape.depth + 2),
     };
-    this.#keep(key, { bytes, json, provider, texts, layout: next, uniqueKeys: true });
+    this.#keep(key, { bytes, json, provider, texts, layout: next, uniqueKeys: true }, prev);
     this.#reparsed++;
     return { json, parsedBytes: close - cut, ...(texts ? { texts: texts.texts } : {}) };
   }
 
   /** A body parsed whole: kept as the conversation's last turn when it can serve the next one. */
   remember(key: string, provider: ProviderLabel, bytes: Uint8Array, json: unknown): void {
-    if (json === null || typeof json !== "object" || !Array.isArray((json as Json).messages)) {
-      this.#forget(key);
-      return;
-    }
-    this.#keep(key, { bytes, json: json as Json, provider, texts: null, layout: null, uniqueKeys: null });
+    if (json === null || typeof json !== "object" || !Array.isArray((json as Json).messages)) return;
+    this.#keep(
+      key,
+      { bytes, json: json as Json, provider, texts: null, layout: null, uniqueKeys: null },
+      null,
+    );
   }
 
   /** Work out what the kept turns need before they can serve (off the request path). */
@@ -385,12 +396,17 @@ export class TurnMemory {
     t.texts = (t.layout && textsOf(t.json, t.provider, t.layout.depth)) || false;
   }
 
-  #keep(key: string, turn: Turn): void {
-    this.#forget(key);
-    if (!(turn.memory <= MAX_TOTAL_MEMORY)) return;
-    this.#turns.set(key, turn);
-    if (turn.layout === null || turn.texts === null) this.#pending.add(turn);
-    this.#bytes += turn.bytes.length;
+  /** `turn` as the key's last, in place of `source` (the turn it was parsed from), if any. */
+  #keep(key: string, turn: Turn, source: Turn | null): void {
+    const before = this.#turns.get(key) ?? [];
+    const list = [turn, ...before.filter((t) => t !== source)].slice(0, TURNS_PER_KEY);
+    for (const t of before) if (!list.includes(t)) this.#drop(t);
+    if (turn.bytes.length > MAX_TOTAL_BYTES) list.shift();
+    else {
+      if (turn.layout === null || turn.texts === null) this.#pending.add(turn);
+      this.#bytes += turn.bytes.length;
+    }
+    this.#turns.set(key, list);
     while (this.#turns.size > MAX_TURNS || this.#bytes > MAX_TOTAL_BYTES) {
       const oldest = this.#turns.oldestKey();
       if (oldest === undefined) break;
@@ -399,9 +415,11 @@ export class TurnMemory {
   }
 
   #forget(key: string): void {
-    const t = this.#turns.get(key);
-    if (!t) return;
+    for (const t of this.#turns.get(key) ?? []) this.#drop(t);
     this.#turns.delete(key);
+  }
+
+  #drop(t: Turn): void {
     this.#pending.delete(t);
     this.#memory -= t.memory;
   }
