@@ -955,7 +955,12 @@ export class ProxyServer {
       const isText = typeof msg === "string";
       let out: string | Uint8Array = isText ? msg : new Uint8Array(msg);
       const body = isText ? te.encode(msg) : (out as Uint8Array);
-      const json = isText ? parseJsonText(msg) : undefined; // the frame's text, not decoded back from `body`
+      // A well-formed text frame (its bytes read back as the same text) may be parsed from the
+      // socket's previous frame; otherwise the frame's text is parsed, not decoded back from `body`.
+      const turnKey = isText && msg.isWellFormed() ? `websocket\u0000${d.id}` : null;
+      const reparsed = turnKey ? this.#turns.reparse(turnKey, d.provider, body) : null;
+      const json = reparsed ? reparsed.json : isText ? parseJsonText(msg) : undefined;
+      if (turnKey && !reparsed) this.#turns.remember(turnKey, d.provider, body, json);
       const model = (json as { model?: unknown } | undefined)?.model;
       if (typeof model === "string" && model !== d.session.model) d.session = { ...d.session, model };
       const mode = this.deps.mode();
@@ -978,6 +983,7 @@ export class ProxyServer {
             headers: d.headers,
             body,
             json,
+            ...(reparsed ? { uniqueKeys: true, ...(reparsed.texts ? { texts: reparsed.texts } : {}) } : {}),
             session: d.session,
             transport: "websocket",
             id: requestId,

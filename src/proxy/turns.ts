@@ -21,10 +21,9 @@
  * Only the parse is reused, never a verdict: the scan reads every string of the body as usual, with
  * the rules and settings in force. When anything does not hold (no previous turn, a difference
  * outside `messages`, a cut that does not parse), the body is parsed whole, as without this.
- * The previous bodies and their values stay in memory only, for a bounded number of conversations
- * and a bounded memory: what a turn is counted for is its bytes and an estimate of its parsed value,
- * which can take many times the bytes (`[{},{},…]` takes 25 times), so a body of small values takes
- * its share of the bound and is not kept past it.
+ * The previous bodies and their values stay in memory only, for a bounded number of conversations.
+ * The array is `messages` (Anthropic, OpenAI Chat), `input` (OpenAI Responses: Codex over HTTP and
+ * its WebSocket frames) or `contents` (Gemini), whichever of them the root holds first.
  */
 import type { ProviderLabel } from "../core/types.ts";
 import { findDuplicateKey } from "../payload/duplicate-keys.ts";
@@ -49,12 +48,19 @@ const OPEN_ARRAY = 0x5b;
 const CLOSE_ARRAY = 0x5d;
 const OPEN_OBJECT = 0x7b;
 const CLOSE_OBJECT = 0x7d;
-const MESSAGES = new TextEncoder().encode("messages");
+/**
+ * The root keys that hold a conversation's turns: `messages` (Anthropic, OpenAI Chat), `input`
+ * (OpenAI Responses, Codex), `contents` (Gemini).
+ */
+const TURN_KEYS = ["messages", "input", "contents"];
+const TURN_KEY_BYTES = TURN_KEYS.map((k) => new TextEncoder().encode(k));
 
 const keepBom = new TextDecoder("utf-8", { fatal: false, ignoreBOM: true });
 
-/** Where the root object's `messages` array is in a body, by byte offset. */
+/** Where the root object's array of turns (`messages`, `input`, `contents`) is in a body, by byte offset. */
 export interface Layout {
+  /** Its key. */
+  key: string;
   /** Just after its `[`. */
   open: number;
   /** The `,` between two of its elements. */
@@ -86,15 +92,20 @@ function stringEnd(b: Uint8Array, start: number): number {
   }
 }
 
-/** Whether the key between the quotes at `start` and `end` is `messages` (escapes read as JSON reads them). */
-function isMessagesKey(b: Uint8Array, start: number, end: number): boolean {
+/** Which of TURN_KEYS the key between the quotes at `start` and `end` is (escapes read as JSON reads them), or null. */
+function turnKey(b: Uint8Array, start: number, end: number): string | null {
   const raw = b.subarray(start + 1, end);
-  if (raw.indexOf(BACKSLASH) < 0)
-    return raw.length === MESSAGES.length && raw.every((c, i) => c === MESSAGES[i]);
+  if (raw.indexOf(BACKSLASH) < 0) {
+    const k = TURN_KEY_BYTES.findIndex(
+      (name) => raw.length === name.length && raw.every((c, i) => c === name[i]),
+    );
+    return k < 0 ? null : TURN_KEYS[k]!;
+  }
   try {
-    return JSON.parse(keepBom.decode(b.subarray(start, end + 1))) === "messages";
+    const key = JSON.parse(keepBom.decode(b.subarray(start, end + 1)));
+    return TURN_KEYS.includes(key) ? key : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -109,6 +120,7 @@ export function layoutOf(b: Uint8Array): Layout | null {
   let deepest = 0;
   let open = -1;
   let close = -1;
+  let key = "";
   const commas: number[] = [];
   for (let i = first; i < b.length; i++) {
     const c = b[i]!;
@@ -117,9 +129,11 @@ export function layoutOf(b: Uint8Array): Layout | null {
       if (end < 0) return null;
       if (depth === 1 && open < 0) {
         const after = skipSpace(b, end + 1);
-        if (b[after] === COLON && isMessagesKey(b, i, end)) {
+        const name = b[after] === COLON ? turnKey(b, i, end) : null;
+        if (name !== null) {
           const value = skipSpace(b, after + 1);
           if (b[value] !== OPEN_ARRAY) return null;
+          key = name;
           open = value + 1;
           depth = 2;
           i = value;
@@ -135,7 +149,7 @@ export function layoutOf(b: Uint8Array): Layout | null {
   }
   if (close < 0) return null;
   const empty = skipSpace(b, open) === close;
-  return { open, commas, close, count: empty ? 0 : commas.length + 1, depth: deepest };
+  return { key, open, commas, close, count: empty ? 0 : commas.length + 1, depth: deepest };
 }
 
 /**
@@ -170,28 +184,29 @@ export interface TurnTexts {
   starts: number[];
 }
 
-/** The strings of a message, as extractTexts gives them inside a body (at the same depth). */
+/** The strings of a turn, as extractTexts gives them inside a body (at the same depth). */
 const messageTexts = (message: unknown, provider: ProviderLabel) =>
-  extractTexts({ messages: [message] }, provider).texts;
+  extractTexts({ turns: [message] }, provider).texts;
 
 /**
  * The strings of a body and where each message's start, or null when the body's strings cannot be
  * cut that way: a string of 64 characters or more at the root before `messages` (whether it is data
  * may depend on the root's other keys), or a nesting deep enough to change their order.
  */
-function textsOf(json: Json, provider: ProviderLabel, depth: number): TurnTexts | null {
-  if (depth >= ORDERED_DEPTH) return null;
+function textsOf(json: Json, layout: Layout, provider: ProviderLabel): TurnTexts | null {
+  if (layout.depth >= ORDERED_DEPTH) return null;
   const texts = extractTexts(json, provider).texts;
   // The root's keys before `messages`, in the order the walk takes them.
   const before: Record<string, unknown> = {};
   for (const key of Object.keys(json)) {
-    if (key === "messages") break;
+    if (key === layout.key) break;
     const value = json[key];
     if (typeof value === "string" && value.length >= 64) return null;
     Object.defineProperty(before, key, { value, enumerable: true, writable: true, configurable: true });
   }
   const starts = [extractTexts(before, provider).texts.length];
-  for (const m of json.messages) starts.push(starts[starts.length - 1]! + messageTexts(m, provider).length);
+  for (const m of turnsOf(json, layout))
+    starts.push(starts[starts.length - 1]! + messageTexts(m, provider).length);
   return starts[starts.length - 1]! <= texts.length ? { texts, starts } : null;
 }
 
@@ -245,7 +260,10 @@ function commonSuffix(a: Uint8Array, b: Uint8Array, max: number): number {
   return lo;
 }
 
-type Json = Record<string, unknown> & { messages: unknown[] };
+type Json = Record<string, unknown>;
+
+/** The body's array of turns at the layout's key. */
+const turnsOf = (json: Json, layout: Layout) => json[layout.key] as unknown[];
 
 interface Turn {
   bytes: Uint8Array;
@@ -313,7 +331,8 @@ export class TurnMemory {
     }
     const { layout } = prev;
     if (!layout || prev.uniqueKeys !== true) return null;
-    if (layout.count !== prev.json.messages.length) return null;
+    const turns = prev.json[layout.key];
+    if (!Array.isArray(turns) || layout.count !== turns.length) return null;
     const p = commonPrefix(old, bytes, Math.min(layout.close, bytes.length));
     if (p < layout.open) return null; // a difference before the array's `[`
     const s = commonSuffix(old, bytes, Math.min(old.length, bytes.length) - p);
@@ -336,7 +355,7 @@ export class TurnMemory {
     }
     if (!Array.isArray(added) || (kept > 0 && added.length === 0)) return null;
     if (findDuplicateKey(source) !== null) return null;
-    const json = { ...prev.json, messages: prev.json.messages.slice(0, kept).concat(added) };
+    const json = { ...prev.json, [layout.key]: turns.slice(0, kept).concat(added) };
     // The strings: the kept messages' and those after the array are the previous turn's.
     if (prev.texts === null) this.#settleTexts(prev);
     const shape = shapeOf(bytes, cut, close);
@@ -354,6 +373,7 @@ export class TurnMemory {
     }
     // Its layout: the kept elements' commas, then those between the new ones.
     const next: Layout = {
+      key: layout.key,
       open: layout.open,
       commas: layout.commas.slice(0, kept).concat(shape.commas),
       close,
@@ -367,7 +387,8 @@ export class TurnMemory {
 
   /** A body parsed whole: kept as the conversation's last turn when it can serve the next one. */
   remember(key: string, provider: ProviderLabel, bytes: Uint8Array, json: unknown): void {
-    if (json === null || typeof json !== "object" || !Array.isArray((json as Json).messages)) return;
+    if (json === null || typeof json !== "object" || !TURN_KEYS.some((k) => Array.isArray((json as Json)[k])))
+      return;
     this.#keep(
       key,
       { bytes, json: json as Json, provider, texts: null, layout: null, uniqueKeys: null },
@@ -393,7 +414,7 @@ export class TurnMemory {
   }
 
   #settleTexts(t: Turn): void {
-    t.texts = (t.layout && textsOf(t.json, t.provider, t.layout.depth)) || false;
+    t.texts = (t.layout && textsOf(t.json, t.layout, t.provider)) || false;
   }
 
   /** `turn` as the key's last, in place of `source` (the turn it was parsed from), if any. */

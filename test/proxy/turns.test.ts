@@ -323,3 +323,40 @@ test("a side request between two turns (a title, under the same key) does not st
   expectExact(r2!, side2);
   expect(m.stats().kept).toBe(1);
 });
+
+test("the turns of a Responses body (input) and a Gemini body (contents) are parsed from the previous one too", () => {
+  const shapes: [string, (t: number) => Record<string, unknown>][] = [
+    [
+      "input",
+      (t) => ({
+        type: "response.create",
+        model: "gpt-5",
+        input: Array.from({ length: t + 1 }, (_, i) => ({
+          type: "message",
+          role: "user",
+          content: [{ type: "input_text", text: `step ${i}` }],
+        })),
+        tools: [{ type: "function", name: "shell", description: "Runs a command. ".repeat(20) }],
+      }),
+    ],
+    [
+      "contents",
+      (t) => ({
+        contents: Array.from({ length: t + 1 }, (_, i) => ({ role: "user", parts: [{ text: `step ${i}` }] })),
+        systemInstruction: { parts: [{ text: "You are Gemini CLI. ".repeat(20) }] },
+      }),
+    ],
+  ];
+  for (const [, make] of shapes) {
+    const m = new TurnMemory();
+    const first = JSON.stringify(make(1));
+    m.remember("c", "openai", enc.encode(first), JSON.parse(first));
+    for (let t = 2; t < 5; t++) {
+      const next = JSON.stringify(make(t));
+      const r = m.reparse("c", "openai", enc.encode(next));
+      expect(r).not.toBeNull();
+      expect(r!.json).toEqual(JSON.parse(next));
+      expect(r!.texts).toEqual(extractTexts(JSON.parse(next), "openai").texts);
+    }
+  }
+});

@@ -175,3 +175,60 @@ describe("a second turn parsed from the first", () => {
     expect(last).toContain("did it work?");
   });
 });
+
+describe("a Codex WebSocket frame parsed from the socket's previous one", () => {
+  test("a token written into a kept item of the input is found; the socket stays open", async () => {
+    await using wsUp = await startUpstream();
+    const seen: string[] = [];
+    wsUp.ws("/v1/responses", {
+      message(ws, msg) {
+        seen.push(String(msg));
+        ws.send(JSON.stringify({ type: "response.completed" }));
+      },
+    });
+    await using via = await startSluice({ upstream: wsUp.url, dashboard: false });
+    const ws = new WebSocket(`${via.proxyUrl.replace("http", "ws")}/v1/responses`, {
+      headers: { authorization: "Bearer sk-test", originator: "codex_cli_rs" },
+    } as unknown as string[]);
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onerror = () => reject(new Error("websocket failed to open"));
+    });
+    const next = () =>
+      new Promise<string>((r) => ws.addEventListener("message", (e) => r(String(e.data)), { once: true }));
+    const item = (role: string, text: string) => ({
+      type: "message",
+      role,
+      content: [{ type: role === "user" ? "input_text" : "output_text", text }],
+    });
+    const frame = (input: unknown[]) =>
+      JSON.stringify({
+        type: "response.create",
+        model: "gpt-5",
+        instructions: "Be brief. ".repeat(40),
+        input,
+      });
+    const kept = [
+      item("user", "Fix the failing test in src/clock.ts"),
+      item("assistant", "Done, the clock is injected."),
+    ];
+    const before = via.runtime.proxy.turnStats().reparsed;
+    ws.send(frame(kept));
+    expect(await next()).toContain("response.completed");
+    ws.send(frame([...kept, item("user", "Now run the tests.")]));
+    expect(await next()).toContain("response.completed");
+    expect(via.runtime.proxy.turnStats().reparsed - before).toBe(1);
+    const edited = [
+      item("user", `Fix it with ${GH}`),
+      kept[1]!,
+      item("user", "Now run the tests."),
+      item("user", "and?"),
+    ];
+    ws.send(frame(edited));
+    const answer = await next();
+    expect(answer).toContain("blocked_by_sluice");
+    expect(via.runtime.proxy.turnStats().reparsed - before).toBe(2);
+    expect(seen.some((f) => f.includes(GH))).toBe(false);
+    ws.close();
+  });
+});
