@@ -321,6 +321,16 @@ export class TurnMemory {
 
   #reparseFrom(key: string, prev: Turn, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
     const old = prev.bytes;
+    // The same body again (a retry): the same value, and its strings, once it was checked.
+    if (
+      prev.uniqueKeys === true &&
+      prev.texts &&
+      old.length === bytes.length &&
+      Buffer.compare(old, bytes) === 0
+    ) {
+      this.#reparsed++;
+      return { json: prev.json, parsedBytes: 0, texts: prev.texts.texts };
+    }
     if (prev.layout === null) {
       // Not yet worked out between the turns: now, when the body is mostly the previous one (which
       // still costs less than parsing it all); another body is parsed whole.

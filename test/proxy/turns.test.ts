@@ -360,3 +360,18 @@ test("the turns of a Responses body (input) and a Gemini body (contents) are par
     }
   }
 });
+
+test("the same body again is the previous value, once that was checked", () => {
+  const m = new TurnMemory();
+  const body = JSON.stringify(conversation(2));
+  m.remember("c", "anthropic", enc.encode(body), JSON.parse(body));
+  const a = m.reparse("c", "anthropic", enc.encode(body));
+  expect(a).not.toBeNull();
+  expectExact(a!, body);
+  const b = m.reparse("c", "anthropic", enc.encode(body));
+  expect(b!.parsedBytes).toBe(0);
+  expectExact(b!, body);
+  // One byte changed anywhere is not the same body.
+  const changed = body.replace("claude-sonnet-4-5", "claude-sonnet-4-6");
+  expect(m.reparse("c", "anthropic", enc.encode(changed))).toBeNull();
+});
