@@ -401,10 +401,17 @@ const MAX_KEPT_SESSIONS = 64;
  * fingerprint of the conversation's opening is worked out every time.
  */
 export class SessionContexts {
-  readonly #last = new RecentMap<string, { input: SessionInput; headers: string; context: SessionContext }>();
+  /**
+   * The body is held weakly: a context is given again only while its body is alive anyway (kept as
+   * the conversation's last turn, turns.ts), so this memory never holds a body by itself.
+   */
+  readonly #last = new RecentMap<
+    string,
+    { input: Omit<SessionInput, "json">; json: WeakRef<object>; headers: string; context: SessionContext }
+  >();
 
   get(key: string | null, input: SessionInput): SessionContext {
-    if (key === null) return sessionContext(input);
+    if (key === null || !input.json || typeof input.json !== "object") return sessionContext(input);
     const headers = headerList(input.headers);
     const prev = this.#last.get(key);
     if (
@@ -414,13 +421,19 @@ export class SessionContexts {
       prev.input.pathname === input.pathname &&
       prev.input.sourceIp === input.sourceIp &&
       prev.input.hmacKey === input.hmacKey &&
-      sameReads(prev.input.json, input.json)
+      sameReads(prev.json.deref(), input.json)
     )
       return prev.context;
     const context = sessionContext(input);
     if (context.session_id.startsWith("fp:")) this.#last.delete(key);
     else {
-      this.#last.set(key, { input: { ...input, headers: new Headers() }, headers, context });
+      const { json, ...rest } = input;
+      this.#last.set(key, {
+        input: { ...rest, headers: new Headers() },
+        json: new WeakRef(json as object),
+        headers,
+        context,
+      });
       if (this.#last.size > MAX_KEPT_SESSIONS) this.#last.deleteOldest();
     }
     return context;

@@ -21,7 +21,10 @@
  * Only the parse is reused, never a verdict: the scan reads every string of the body as usual, with
  * the rules and settings in force. When anything does not hold (no previous turn, a difference
  * outside `messages`, a cut that does not parse), the body is parsed whole, as without this.
- * The previous bodies and their values stay in memory only, for a bounded number of conversations.
+ * The previous bodies and their values stay in memory only, for a bounded number of conversations
+ * and a bounded memory: what a turn is counted for is its bytes and an estimate of its parsed value,
+ * which can take many times the bytes (`[{},{},…]` takes 25 times), so a body of small values takes
+ * its share of the bound and is not kept past it.
  * The array is `messages` (Anthropic, OpenAI Chat), `input` (OpenAI Responses: Codex over HTTP and
  * its WebSocket frames) or `contents` (Gemini), whichever of them the root holds first.
  */
@@ -32,13 +35,10 @@ import { RecentMap } from "../policy/recent.ts";
 
 /** Conversations whose last turns are kept; the least recently used is dropped first. */
 const MAX_TURNS = 16;
-/**
- * Turns kept per conversation: the last, and the one before it that was not its source (a tool's
- * side request, such as a title for the conversation, comes between two turns under the same key).
- */
-const TURNS_PER_KEY = 2;
-/** Bytes of kept bodies in all. */
-const MAX_TOTAL_BYTES = 64 * 1024 * 1024;
+/** Turns kept per conversation: the last. */
+const TURNS_PER_KEY = 1;
+/** Memory of the kept turns in all: their bodies and parsed values, as `weigh` estimates them. */
+const MAX_TOTAL_MEMORY = 64 * 1024 * 1024;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -269,6 +269,8 @@ interface Turn {
   bytes: Uint8Array;
   json: Json;
   provider: ProviderLabel;
+  /** What the turn is counted for in MAX_TOTAL_MEMORY (`weigh` of its bytes). */
+  memory: number;
   /** The body's strings; null until worked out, false when they cannot be cut by message. */
   texts: TurnTexts | null | false;
   /** Null until worked out (after the turn was forwarded); false when the body does not qualify. */
@@ -292,7 +294,8 @@ export interface Reparsed {
  */
 export class TurnMemory {
   readonly #turns = new RecentMap<string, Turn[]>();
-  #bytes = 0;
+  /** What the kept turns are counted for, in all. */
+  #memory = 0;
   /** Turns whose layout is still to be worked out. */
   readonly #pending = new Set<Turn>();
   #reparsed = 0;
@@ -390,18 +393,35 @@ export class TurnMemory {
       count: kept + added.length,
       depth: Math.max(layout.depth, shape.depth + 2),
     };
-    this.#keep(key, { bytes, json, provider, texts, layout: next, uniqueKeys: true }, prev);
+    // The bytes before the cut and from the `]` on are the previous turn's: only the elements in
+    // between are weighed again.
+    const memory = prev.memory - weigh(old, cut, layout.close) + weigh(bytes, cut, close);
+    this.#keep(key, { bytes, json, provider, memory, texts, layout: next, uniqueKeys: true }, prev);
     this.#reparsed++;
     return { json, parsedBytes: close - cut, ...(texts ? { texts: texts.texts } : {}) };
   }
 
   /** A body parsed whole: kept as the conversation's last turn when it can serve the next one. */
   remember(key: string, provider: ProviderLabel, bytes: Uint8Array, json: unknown): void {
-    if (json === null || typeof json !== "object" || !TURN_KEYS.some((k) => Array.isArray((json as Json)[k])))
+    if (
+      json === null ||
+      typeof json !== "object" ||
+      !TURN_KEYS.some((k) => Array.isArray((json as Json)[k]))
+    ) {
+      this.#forget(key);
       return;
+    }
     this.#keep(
       key,
-      { bytes, json: json as Json, provider, texts: null, layout: null, uniqueKeys: null },
+      {
+        bytes,
+        json: json as Json,
+        provider,
+        memory: weigh(bytes, 0, bytes.length, MAX_TOTAL_MEMORY),
+        texts: null,
+        layout: null,
+        uniqueKeys: null,
+      },
       null,
     );
   }
@@ -414,6 +434,11 @@ export class TurnMemory {
   /** Bodies parsed from their previous turn, conversations kept, and what they are counted for. */
   stats(): { reparsed: number; kept: number; memory: number } {
     return { reparsed: this.#reparsed, kept: this.#turns.size, memory: this.#memory };
+  }
+
+  /** What the last turn kept under `key` is counted for (undefined: none kept). */
+  lastMemory(key: string): number | undefined {
+    return this.#turns.get(key)?.[0]?.memory;
   }
 
   #settle(t: Turn): void {
@@ -432,13 +457,14 @@ export class TurnMemory {
     const before = this.#turns.get(key) ?? [];
     const list = [turn, ...before.filter((t) => t !== source)].slice(0, TURNS_PER_KEY);
     for (const t of before) if (!list.includes(t)) this.#drop(t);
-    if (turn.bytes.length > MAX_TOTAL_BYTES) list.shift();
+    if (!(turn.memory <= MAX_TOTAL_MEMORY)) list.shift();
     else {
       if (turn.layout === null || turn.texts === null) this.#pending.add(turn);
-      this.#bytes += turn.bytes.length;
+      this.#memory += turn.memory;
     }
-    this.#turns.set(key, list);
-    while (this.#turns.size > MAX_TURNS || this.#bytes > MAX_TOTAL_BYTES) {
+    if (list.length > 0) this.#turns.set(key, list);
+    else this.#turns.delete(key);
+    while (this.#turns.size > MAX_TURNS || this.#memory > MAX_TOTAL_MEMORY) {
       const oldest = this.#turns.oldestKey();
       if (oldest === undefined) break;
       this.#forget(oldest);

@@ -178,7 +178,7 @@ function firstTurn(b: typeof body extends fc.Arbitrary<infer T> ? T : never): st
 
 /** What the proxy does with a turn: parse it from the previous one, or parse it whole and keep it. */
 function turn(m: TurnMemory, bytes: Uint8Array): { reparsed: boolean } {
-  const r = m.reparse("c", bytes);
+  const r = m.reparse("c", "anthropic", bytes);
   let whole: unknown;
   try {
     whole = JSON.parse(dec.decode(bytes));
@@ -186,14 +186,14 @@ function turn(m: TurnMemory, bytes: Uint8Array): { reparsed: boolean } {
     whole = undefined;
   }
   if (r === null) {
-    m.remember("c", bytes, parseJsonSource(bytes)?.json);
+    m.remember("c", "anthropic", bytes, parseJsonSource(bytes)?.json);
     return { reparsed: false };
   }
   const shown = dec.decode(bytes);
   expect(whole, `parsed from the previous turn but not JSON: ${shown}`).not.toBeUndefined();
   expect(same(r.json, whole), `not JSON.parse's value: ${shown}`).toBe(true);
   expect(findDuplicateKey(shown)).toBeNull();
-  expect(m.stats().memory).toBe(weigh(bytes, 0, bytes.length));
+  expect(m.lastMemory("c")).toBe(weigh(bytes, 0, bytes.length));
   return { reparsed: true };
 }
 
@@ -203,7 +203,7 @@ test("property: random bytes in place of others give JSON.parse's value, or a wh
     fc.property(body, fc.array(edit, { minLength: 1, maxLength: 2 }), fc.boolean(), (b, edits, settle) => {
       const m = new TurnMemory();
       const bytes = enc.encode(firstTurn(b));
-      m.remember("c", bytes, parseJsonSource(bytes)?.json);
+      m.remember("c", "anthropic", bytes, parseJsonSource(bytes)?.json);
       if (settle) m.settle();
       let next: Uint8Array = bytes;
       for (const e of edits) next = applyEdit(next, e);
@@ -221,7 +221,7 @@ test("property: a chain of turns, each an edit of the last, is read right at eve
     fc.property(body, fc.array(fc.tuple(edit, fc.boolean()), { minLength: 2, maxLength: 6 }), (b, steps) => {
       const m = new TurnMemory();
       let cur: Uint8Array = enc.encode(firstTurn(b));
-      m.remember("c", cur, parseJsonSource(cur)?.json);
+      m.remember("c", "anthropic", cur, parseJsonSource(cur)?.json);
       for (const [e, settle] of steps) {
         if (settle) m.settle();
         const next = applyEdit(cur, e);
@@ -250,11 +250,11 @@ test("the memory estimate of a body is the sum of its parts cut between elements
 test("a body whose parsed value would take more than the bound is not kept; the rest are", () => {
   const m = new TurnMemory();
   const dense = `{"messages":[${"{},".repeat(800_000)}{}]}`;
-  m.remember("dense", enc.encode(dense), JSON.parse(dense));
+  m.remember("dense", "anthropic", enc.encode(dense), JSON.parse(dense));
   expect(m.stats().kept).toBe(0);
   expect(m.stats().memory).toBe(0);
   const small = '{"messages":[{"role":"user","content":"hi"}]}';
-  for (let i = 0; i < 20; i++) m.remember(`c${i}`, enc.encode(small), JSON.parse(small));
+  for (let i = 0; i < 20; i++) m.remember(`c${i}`, "anthropic", enc.encode(small), JSON.parse(small));
   expect(m.stats().kept).toBe(16);
   expect(m.stats().memory).toBe(16 * weigh(enc.encode(small), 0, small.length));
 });

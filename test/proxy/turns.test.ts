@@ -299,31 +299,6 @@ test("the strings are extractTexts' with data fields, long keys, odd root keys a
   );
 });
 
-test("a side request between two turns (a title, under the same key) does not stop the next from being parsed", () => {
-  const m = new TurnMemory();
-  const first = JSON.stringify(conversation(1));
-  m.remember("c", "anthropic", enc.encode(first), JSON.parse(first));
-  const side = JSON.stringify({ model: "claude-haiku-4-5", messages: [{ role: "user", content: "Title?" }] });
-  expect(m.reparse("c", "anthropic", enc.encode(side))).toBeNull();
-  m.remember("c", "anthropic", enc.encode(side), JSON.parse(side));
-  const next = JSON.stringify(conversation(2));
-  const r = m.reparse("c", "anthropic", enc.encode(next));
-  expect(r).not.toBeNull();
-  expectExact(r!, next);
-  // And the side request's next one is parsed from it in turn.
-  const side2 = JSON.stringify({
-    model: "claude-haiku-4-5",
-    messages: [
-      { role: "user", content: "Title?" },
-      { role: "assistant", content: "Clock fix" },
-    ],
-  });
-  const r2 = m.reparse("c", "anthropic", enc.encode(side2));
-  expect(r2).not.toBeNull();
-  expectExact(r2!, side2);
-  expect(m.stats().kept).toBe(1);
-});
-
 test("the turns of a Responses body (input) and a Gemini body (contents) are parsed from the previous one too", () => {
   const shapes: [string, (t: number) => Record<string, unknown>][] = [
     [
