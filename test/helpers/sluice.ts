@@ -293,3 +293,17 @@ export function freePort(): number {
   l.stop(true);
   return port;
 }
+
+/**
+ * Two sluices in front of `upstream`, without dashboards: one with the default policy and one that
+ * redacts secrets, for tests that compare a block with a redaction of the same payload.
+ */
+export async function blockingAndRedacting(upstream: string): Promise<[InProcessSluice, InProcessSluice]> {
+  const s = await startSluice({ upstream, dashboard: false });
+  const redacting = await startSluice({
+    upstream,
+    dashboard: false,
+    config: { detectors: { secrets: { action: "redact" } } },
+  });
+  return [s, redacting];
+}

@@ -7,7 +7,7 @@
  * upstream, which must never see the token.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
+import { blockingAndRedacting, type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 const GH = ["ghp_", "R2x0aGVyZVNlY3JldFRva2VuMDAwMDAwMDAw"].join("");
@@ -22,12 +22,7 @@ beforeAll(async () => {
   up.on("POST", "/v1/messages", () => json({ id: "msg" }));
   up.on("POST", "/v1beta/models/gemini-2.5-pro:generateContent", () => json({ candidates: [] }));
   up.on("POST", "/v1/chat/completions", () => json({ id: "c", choices: [] }));
-  s = await startSluice({ upstream: up.url, dashboard: false });
-  redacting = await startSluice({
-    upstream: up.url,
-    dashboard: false,
-    config: { detectors: { secrets: { action: "redact" } } },
-  });
+  [s, redacting] = await blockingAndRedacting(up.url);
 });
 afterAll(async () => {
   await s?.stop();

@@ -9,7 +9,7 @@
  * the verdict is the one a whole parse gives.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
+import { blockingAndRedacting, type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
 const GH = ["ghp_", "R2x0aGVyZVNlY3JldFRva2VuMDAwMDAwMDAw"].join("");
@@ -21,12 +21,7 @@ let redacting: InProcessSluice;
 beforeAll(async () => {
   up = await startUpstream();
   up.on("POST", "/v1/messages", () => json({ id: "msg" }));
-  s = await startSluice({ upstream: up.url, dashboard: false });
-  redacting = await startSluice({
-    upstream: up.url,
-    dashboard: false,
-    config: { detectors: { secrets: { action: "redact" } } },
-  });
+  [s, redacting] = await blockingAndRedacting(up.url);
 });
 afterAll(async () => {
   await s?.stop();
