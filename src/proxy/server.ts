@@ -218,7 +218,10 @@ export class ProxyServer {
       websocket: {
         idleTimeout: 0,
         maxPayloadLength: 64 * 1024 * 1024,
-        perMessageDeflate: true,
+        // The client is on loopback, where compression saves no time and costs it twice on every
+        // frame: the client deflates each turn's frame and sluice inflates it before the scan. The
+        // upstream is offered compression exactly when the client offered it (`connectUpstream`).
+        perMessageDeflate: false,
         open: (ws) => this.#wsOpen(ws),
         message: (ws, msg) => this.#wsMessage(ws, msg),
         close: (ws, code) => this.#wsClose(ws, code),

@@ -75,6 +75,9 @@ export function connectUpstream(
   if (!via.credentials) for (const h of CREDENTIALS) headers.delete(h);
   if (via.host) headers.set("host", via.host);
   for (const [k, v] of Object.entries(via.set ?? {})) headers.set(k, v);
+  // Compression is offered to the upstream as the client offered it to sluice, so the upstream
+  // negotiates what it would with the client directly.
+  const deflate = /(^|,)\s*permessage-deflate\s*(;|,|$)/i.test(inbound.get("sec-websocket-extensions") ?? "");
   const protocols = (inbound.get("sec-websocket-protocol") ?? "")
     .split(",")
     .map((p) => p.trim())
@@ -86,6 +89,7 @@ export function connectUpstream(
       ws = new WebSocket(target, {
         headers: Object.fromEntries(headers),
         protocols,
+        perMessageDeflate: deflate,
         tls: via.servername ? { ...tls, servername: via.servername } : tls,
       } as unknown as string[]);
     } catch (e) {

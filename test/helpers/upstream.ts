@@ -11,6 +11,7 @@
  * ctl.send("data: {}\n\n"); ctl.end();
  * up.on("POST", "/slow", hang);                       // never answers
  * up.ws("/v1/responses");                              // WebSocket upgrade, echoes every frame
+ * await startUpstream({ wsDeflate: true });            // its WebSockets accept permessage-deflate
  * // up.url (https://127.0.0.1:<port>), up.requests[i].sha256, up.resetUrl (TLS port that drops every connection)
  * // up.connections: TCP connections requests arrived on (requests[i].remotePort tells which)
  * const r = await up.nextRequest();                    // resolves on the next request received
@@ -153,6 +154,13 @@ export function sse(): SseControl {
   };
 }
 
+export interface UpstreamOptions {
+  /** HTTPS (default) or plain HTTP. */
+  tls?: boolean;
+  /** Accept permessage-deflate on WebSocket upgrades that offer it (default: never, as `Bun.serve`). */
+  wsDeflate?: boolean;
+}
+
 export class Upstream {
   readonly requests: RecordedRequest[] = [];
   /** Frames received on WebSocket connections, in order. */
@@ -166,7 +174,7 @@ export class Upstream {
   readonly sockets = new Set<ServerWebSocket<WsData>>();
   #ports = new Set<number>();
 
-  constructor(readonly opts: { tls?: boolean } = {}) {}
+  constructor(readonly opts: UpstreamOptions = {}) {}
 
   get url(): string {
     return `${this.opts.tls === false ? "http" : "https"}://127.0.0.1:${this.#server.port}`;
@@ -222,6 +230,7 @@ export class Upstream {
       fetch: (raw, server) => this.#handle(raw, server),
       websocket: {
         idleTimeout: 0,
+        perMessageDeflate: this.opts.wsDeflate === true,
         open: (ws) => {
           this.sockets.add(ws);
           ws.data.script.open?.(ws);
@@ -311,7 +320,7 @@ export class Upstream {
 }
 
 /** Start a stand-in upstream (HTTPS with the test CA unless `tls: false`). */
-export async function startUpstream(opts: { tls?: boolean } = {}): Promise<Upstream> {
+export async function startUpstream(opts: UpstreamOptions = {}): Promise<Upstream> {
   return new Upstream(opts).start();
 }
 

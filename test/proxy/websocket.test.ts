@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { RequestEvent, WsConnectionEvent } from "../../src/core/bus.ts";
 import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
+import { startSlowLink } from "../helpers/slow-link.ts";
 import { startSluice } from "../helpers/sluice.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 
@@ -269,4 +270,41 @@ test("frames the upstream sends right after its 101, before the client side is o
   await two;
   expect(got[0]).toBe("greeting-1");
   expect(new Uint8Array(got[1] as ArrayBuffer)).toEqual(new Uint8Array([1, 2, 3]));
+});
+
+test("permessage-deflate: never on the client's side of sluice; offered to the upstream only when the client offered it", async () => {
+  // The upstream accepts compression; a link with no delay in front of it counts the bytes sluice sends it.
+  await using deflating = await startUpstream({ wsDeflate: true });
+  deflating.ws("/v1/responses");
+  await using link = await startSlowLink({ port: deflating.port, rttMs: 0 });
+  await using s = await startSluice({ upstream: link.url });
+  const frame = JSON.stringify({
+    type: "response.create",
+    input: [{ type: "message", text: "a".repeat(100_000) }],
+  });
+  for (const offer of [true, false]) {
+    const ws = new WebSocket(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, {
+      headers: { authorization: "Bearer sk-x" },
+      perMessageDeflate: offer,
+    } as unknown as string[]);
+    await new Promise<void>((resolve, reject) => {
+      ws.onopen = () => resolve();
+      ws.onerror = () => reject(new Error("websocket failed to open"));
+    });
+    // Loopback: compressing costs both ends time on every frame and saves none.
+    expect(ws.extensions).toBe("");
+    const offered = deflating.requests.at(-1)!.headers.get("sec-websocket-extensions") ?? "";
+    if (offer) expect(offered).toContain("permessage-deflate");
+    else expect(offered).toBe("");
+    const echoed = nextMessage(ws);
+    ws.send(frame);
+    expect(await echoed).toBe(frame);
+    expect(deflating.wsMessages.at(-1)).toBe(frame);
+    // Compressed on the way to the upstream when the client would have had it compressed there.
+    const sent = link.log.at(-1)!.up;
+    if (offer) expect(sent).toBeLessThan(frame.length / 10);
+    else expect(sent).toBeGreaterThan(frame.length);
+    ws.close();
+    await closed(ws);
+  }
 });
