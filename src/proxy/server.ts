@@ -996,25 +996,28 @@ export class ProxyServer {
         d.findings += verdict.findings.length;
         this.#idle.scanned();
       }
+      const decided = performance.now();
       // Every client frame is one request of the audit trail (a Codex turn).
-      this.#recordRequest(d.session, {
-        request_id: requestId,
-        provider: d.provider,
-        method: "WS",
-        path: d.path,
-        action: verdict.action,
-        finding_count: verdict.findings.length,
-        rules: decidingRules(verdict.findings, verdict.action),
-        action_source: decidingSource(verdict.findings, verdict.action),
-        bytes: body.byteLength,
-        duration_ms: Math.round((performance.now() - started) * 100) / 100,
-        upstream_status: null,
-        mode,
-        error: null,
-        login: loginMode(d.provider, d.headers),
-        unscanned: mode === "active" ? unscanned : null,
-      });
+      const record = () =>
+        this.#recordRequest(d.session, {
+          request_id: requestId,
+          provider: d.provider,
+          method: "WS",
+          path: d.path,
+          action: verdict.action,
+          finding_count: verdict.findings.length,
+          rules: decidingRules(verdict.findings, verdict.action),
+          action_source: decidingSource(verdict.findings, verdict.action),
+          bytes: body.byteLength,
+          duration_ms: Math.round((decided - started) * 100) / 100,
+          upstream_status: null,
+          mode,
+          error: null,
+          login: loginMode(d.provider, d.headers),
+          unscanned: mode === "active" ? unscanned : null,
+        });
       if (verdict.action === "block") {
+        record();
         const notice = blockNotice("this WebSocket message", verdict.findings, this.#links(d.session));
         if (d.provider === "openai" || d.provider === "chatgpt") {
           // A Responses socket carries one request per frame: the blocked one is answered with an
@@ -1044,7 +1047,12 @@ export class ProxyServer {
       }
       if (verdict.action === "redact" && verdict.body)
         out = isText ? new TextDecoder().decode(verdict.body) : verdict.body;
-      if (d.upstream.readyState === WebSocket.OPEN) d.upstream.send(out as string | BufferSource);
+      // The frame goes first and its record after: the upstream does not wait for the bookkeeping.
+      try {
+        if (d.upstream.readyState === WebSocket.OPEN) d.upstream.send(out as string | BufferSource);
+      } finally {
+        record();
+      }
     });
   }
 

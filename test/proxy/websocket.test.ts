@@ -272,6 +272,37 @@ test("frames the upstream sends right after its 101, before the client side is o
   expect(new Uint8Array(got[1] as ArrayBuffer)).toEqual(new Uint8Array([1, 2, 3]));
 });
 
+test("frames sent back to back are scanned and forwarded in order, each with its request event; a blocked one is held back", async () => {
+  up.ws("/order/v1/responses");
+  await using s = await startSluice({ upstream: `${up.url}/order`, hook: secretHook });
+  const requests: RequestEvent[] = [];
+  s.runtime.bus.on("request", (e) => requests.push(e));
+  const ws = await open(`${s.proxyUrl.replace("http", "ws")}/v1/responses`, { authorization: "Bearer sk-x" });
+  const frames = ["turn 1", "turn 2", "turn 3 my SECRET value", "turn 4", "turn 5", "turn 6"];
+  const answers: string[] = [];
+  const all = new Promise<void>((r) =>
+    ws.addEventListener("message", (e) => {
+      answers.push(String(e.data));
+      if (answers.length === frames.length) r();
+    }),
+  );
+  const before = up.wsMessages.length;
+  for (const f of frames) ws.send(f);
+  await all;
+  expect(up.wsMessages.slice(before)).toEqual(frames.filter((f) => !f.includes("SECRET")));
+  expect(answers.filter((a) => a.startsWith("turn"))).toEqual(frames.filter((f) => !f.includes("SECRET")));
+  expect(answers.filter((a) => a.includes("blocked_by_sluice"))).toHaveLength(1);
+  expect(requests.map((e) => [e.request_id.split("#")[1], e.action])).toEqual([
+    ["1", "pass"],
+    ["2", "pass"],
+    ["3", "block"],
+    ["4", "pass"],
+    ["5", "pass"],
+    ["6", "pass"],
+  ]);
+  ws.close();
+});
+
 test("permessage-deflate: never on the client's side of sluice; offered to the upstream only when the client offered it", async () => {
   // The upstream accepts compression; a link with no delay in front of it counts the bytes sluice sends it.
   await using deflating = await startUpstream({ wsDeflate: true });
