@@ -4,9 +4,10 @@
  * rest of the parsed value. Each attack sends a first turn that passes, then a second that reuses
  * it: a token written into a message of the kept history, a token cut across the last kept message
  * and the first new one, a key twice in a new message, a new part that closes the array and adds a
- * second `messages` key, rules changed between the turns, another session with the same history,
- * and redaction of a token the history keeps. The stand-in upstream must never see the token, and
- * the verdict is the one a whole parse gives.
+ * second `messages` key, rules changed between the turns, the same body again (a retry, taken with no
+ * parse) after a rule added through the dashboard or a switch from passthrough, another session with
+ * the same history, and redaction of a token the history keeps. The stand-in upstream must never see
+ * the token, and the verdict is the one a whole parse gives.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { blockingAndRedacting, type InProcessSluice, startSluice } from "../helpers/sluice.ts";
@@ -146,6 +147,45 @@ describe("a second turn parsed from the first", () => {
     expect(fresh.runtime.proxy.turnStats().reparsed - before).toBe(1);
     expect(second.status).toBe(400);
     expect(await second.text()).toContain("test-ticket");
+  });
+
+  test("the same body again after a rule added through the dashboard API is scanned with that rule", async () => {
+    await using fresh = await startSluice({ upstream: up.url });
+    const b = JSON.stringify(body([...history, text("user", `see ticket ${TICKET} please`)]));
+    expect((await send(fresh, "retry-rule", b)).status).toBe(200);
+    const { csrf_token } = (await (await fetch(`${fresh.dashboardUrl}/api/v1/auth/session`)).json()) as {
+      csrf_token: string;
+    };
+    const added = await fetch(`${fresh.dashboardUrl}/api/v1/rules`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-csrf-token": csrf_token },
+      body: JSON.stringify({ name: "test-ticket", pattern: "SLT-[0-9]{6}-[A-Z]{4}", action: "block" }),
+    });
+    expect(added.status).toBe(201);
+    // The retry is the previous turn's value and strings, with no parse: the new rule reads them.
+    const before = fresh.runtime.proxy.turnStats().reparsed;
+    const again = await send(fresh, "retry-rule", b);
+    expect(fresh.runtime.proxy.turnStats().reparsed - before).toBe(1);
+    expect(again.status).toBe(400);
+    expect(await again.text()).toContain("test-ticket");
+  });
+
+  test("the same body again after a switch from passthrough to active is scanned", async () => {
+    await using fresh = await startSluice({ upstream: up.url, dashboard: false });
+    const token = GH.replace("R2x0", "UGFz");
+    const b = JSON.stringify(body([...history, text("user", `deploy with ${token}`)]));
+    fresh.runtime.setMode("passthrough", "test");
+    expect((await send(fresh, "retry-mode", b)).status).toBe(200);
+    fresh.runtime.setMode("active", "test");
+    const sent = up.requests.length;
+    for (let i = 0; i < 2; i++) {
+      const res = await send(fresh, "retry-mode", b);
+      expect(res.status).toBe(400);
+      expect(await res.text()).toContain("messages[2].content[0].text");
+    }
+    // Both were parsed from the turn passthrough forwarded (the second as a retry), neither forwarded.
+    expect(fresh.runtime.proxy.turnStats().reparsed).toBe(2);
+    expect(up.requests.length).toBe(sent);
   });
 
   test("another session with the same history gets its own verdict", async () => {
