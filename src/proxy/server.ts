@@ -77,6 +77,8 @@ export interface ProxyDeps {
   health(): Record<string, unknown>;
   /** Tracing of requests, or null when it is off. */
   tracing(): Tracing | null;
+  /** Work of the rest of sluice for the proxy's quiet moments between turns (the store's writes). */
+  quiet?(): void;
 }
 
 /** The largest request body sluice forwards at all (bodies above proxy.max_body_size go unscanned). */
@@ -168,12 +170,14 @@ export class ProxyServer {
   #sessions = new SessionContexts();
   /**
    * Between turns rather than inside the next one: what the kept turns need before they can serve,
-   * and a garbage collection.
+   * the writes of what the turn recorded (on the write timer alone, a batch could fall on the
+   * answer's first event), and a garbage collection.
    */
   #idle = new IdleWork(
     () => this.#inflight.size > 0,
     () => {
       this.#turns.settle();
+      this.deps.quiet?.();
       Bun.gc(false);
     },
   );

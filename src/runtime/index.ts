@@ -204,6 +204,7 @@ export class SluiceRuntime implements Runtime {
         };
       },
       tracing: () => this.#tracing,
+      quiet: () => this.store.writeNow(),
     });
   }
 

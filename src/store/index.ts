@@ -102,6 +102,11 @@ export interface Store extends Repositories {
   flushHits(): void;
   /** Write everything queued. */
   flush(): Promise<void>;
+  /**
+   * Write a batch of what is queued now, the audit file's lines with it, rather than at the write
+   * timer's next tick (the proxy calls it when it goes quiet between turns).
+   */
+  writeNow(): void;
   close(): Promise<void>;
 }
 
@@ -226,6 +231,7 @@ export function openStore(opts: StoreOptions): Store {
       await writer.flush();
       flushHits();
     },
+    writeNow: () => writer.drainNow(),
     async close() {
       if (closed) return;
       for (const u of unsub) u();

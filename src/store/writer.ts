@@ -89,6 +89,12 @@ export class Writer {
     this.#timer = null;
   }
 
+  /** Write a batch now instead of at the timer's next tick. */
+  drainNow(): void {
+    this.#cancel();
+    this.drain();
+  }
+
   /** Write one batch; the rest waits for the next tick. A busy database keeps everything queued. */
   drain(): void {
     this.opts.beforeBatch?.();

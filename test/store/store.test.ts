@@ -15,7 +15,9 @@ afterEach(async () => {
   for (const s of open.splice(0)) await s.close();
 });
 
-function make(opts: { dir?: string; config?: Record<string, unknown>; maxQueue?: number } = {}) {
+function make(
+  opts: { dir?: string; config?: Record<string, unknown>; maxQueue?: number; flushIntervalMs?: number } = {},
+) {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "sluice-store-"));
   const bus = new Bus();
   const log = new Logger({ stderr: false, level: "debug" });
@@ -25,7 +27,7 @@ function make(opts: { dir?: string; config?: Record<string, unknown>; maxQueue?:
     bus,
     log,
     config: () => config,
-    flushIntervalMs: 5,
+    flushIntervalMs: opts.flushIntervalMs ?? 5,
     maxQueue: opts.maxQueue,
   });
   open.push(store);
@@ -174,6 +176,16 @@ describe("findings and sessions", () => {
       provider: "anthropic",
     });
     expect(store.audit.list({}, 10, 0).total).toBe(2);
+  });
+
+  test("writeNow writes what is queued, and the audit file's lines, without waiting for the write timer", () => {
+    const { store, bus } = make({ flushIntervalMs: 3_600_000 });
+    bus.emit("request", request({ request_id: "req-now" }));
+    expect(store.audit.list({}, 10, 0).total).toBe(0);
+    store.writeNow();
+    expect(store.queueStats().queued).toBe(0);
+    expect(store.audit.list({}, 10, 0).total).toBe(1);
+    expect(readFileSync(join(store.auditDir, "audit.jsonl"), "utf8")).toContain('"request_id":"req-now"');
   });
 });
 
