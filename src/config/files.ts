@@ -88,6 +88,7 @@ export function defaults(): Config {
       reuse_stream_connections: true,
       warm_connections: true,
       upstream_http2: false,
+      warm_up: true,
     },
     providers: {
       anthropic: {

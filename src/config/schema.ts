@@ -77,6 +77,8 @@ export const configSchema = z.object({
       warm_connections: z.boolean().default(true),
       /** HTTP/2 to upstreams that offer it, instead of keep-alive HTTP/1.1 (docs/upstream-connections.md). */
       upstream_http2: z.boolean().default(false),
+      /** At start, run synthetic turns through the request path so its code is compiled before real ones come (src/proxy/warm-up.ts). */
+      warm_up: z.boolean().default(true),
     })
     .prefault({}),
   providers: z

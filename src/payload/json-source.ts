@@ -88,3 +88,18 @@ export function parseJsonSource(
     return undefined;
   }
 }
+
+/**
+ * A request body's JSON value and the text it was parsed from, when it is JSON: a body that is
+ * declared JSON or starts like an object or array. Undefined for an empty body, another type, or
+ * one that does not parse.
+ */
+export function parseJsonBody(
+  body: Uint8Array,
+  contentType: string | null,
+): { json: unknown; source: string } | undefined {
+  if (body.byteLength === 0) return undefined;
+  const first = body[0];
+  if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
+  return parseJsonSource(body);
+}

@@ -66,6 +66,11 @@ export class SegmentCache {
     return conv;
   }
 
+  /** Drop a session's conversation. */
+  forget(id: string): void {
+    this.#sessions.delete(id);
+  }
+
   /** Remember a segment's matches, evicting the oldest fingerprints beyond the limit. */
   remember(conv: Conversation, fp: bigint | number, matches: CachedMatch[], limits: DedupLimits): void {
     conv.segments.set(fp, matches);

@@ -116,6 +116,11 @@ export class SegmentMatcher {
     return { conv, evicted: conv.evicted };
   }
 
+  /** Drop the scope's memory. */
+  forget(scope: string): void {
+    this.#cache.forget(scope);
+  }
+
   /** Texts whose matches were known without looking (unchanged.ts), counted as answered from memory. */
   reused(count: number): void {
     this.#counters.segments_cached += count;

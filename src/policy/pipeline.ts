@@ -94,12 +94,18 @@ export interface Pipeline {
   hook: RequestHook;
   /** Segments scanned vs. answered from session memory, and what that memory holds. */
   stats(): MatchStats;
+  /** Drop what the session memories hold for `req`'s scope (its session on its transport). */
+  forget(req: Pick<ScanRequest, "transport" | "session">): void;
 }
 
 const utf8 = new TextDecoder("utf-8", { fatal: false });
 const encoder = new TextEncoder();
 /** The matches of a text that has none. */
 const NONE: CachedMatch[] = Object.freeze([]) as unknown as CachedMatch[];
+
+/** The session memory a request's payloads share (`http:<session id>`), or null when it names no session. */
+const scopeOf = (req: Pick<ScanRequest, "transport" | "session">): string | null =>
+  req.session?.session_id ? `${req.transport}:${req.session.session_id}` : null;
 
 /** Where a request is, for findings about it as a whole: `http:/v1/messages`. */
 export const whereOf = (req: ScanRequest): string => `${req.transport}:${req.path.split("?")[0]}`;
@@ -124,7 +130,7 @@ export function bodyPayload(req: ScanRequest): Payload {
   return {
     source: req.transport,
     size: req.body.length,
-    scope: req.session?.session_id ? `${req.transport}:${req.session.session_id}` : null,
+    scope: scopeOf(req),
     where: whereOf(req),
     segments: () => {
       if (!isJson()) return { texts: [raw()], path: () => TEXT_PATH };
@@ -305,7 +311,14 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     return verdict;
   };
 
-  return { inspect, hook, stats: () => matcher.stats() };
+  const forget = (req: Pick<ScanRequest, "transport" | "session">) => {
+    const scope = scopeOf(req);
+    if (scope === null) return;
+    clean.forget(scope);
+    matcher.forget(scope);
+  };
+
+  return { inspect, hook, stats: () => matcher.stats(), forget };
 }
 
 const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));

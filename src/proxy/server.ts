@@ -26,7 +26,6 @@ import {
   type UnscannedReason,
 } from "../core/types.ts";
 import { METRICS_CONTENT_TYPE, type Metrics } from "../metrics/index.ts";
-import { parseJsonSource } from "../payload/json-source.ts";
 import { knownShape } from "../payload/shape.ts";
 import { blockNotice, decidingRules, decidingSource, type NoticeLinks } from "../policy/notice.ts";
 import type { ProxyMode } from "../runtime/contract.ts";
@@ -49,7 +48,7 @@ import { detectProvider, isStreamingRequest } from "./provider.ts";
 import { scanGuarded } from "./scan.ts";
 import { loginMode, SessionContexts, sessionContext } from "./session.ts";
 import { LengthMismatch, StreamBlocked, type StreamScan, scanStreaming } from "./stream-scan.ts";
-import { TurnMemory } from "./turns.ts";
+import { conversationKey, TurnMemory } from "./turns.ts";
 import {
   chatgptBackendPath,
   isCodexAccountCheck,
@@ -91,26 +90,6 @@ const te = new TextEncoder();
 
 /** Unread traffic of one client and reason is logged as a warning at most this often. */
 const UNSCANNED_WARN_EVERY_MS = 60_000;
-
-function parseJson(
-  body: Uint8Array,
-  contentType: string | null,
-): { json: unknown; source: string } | undefined {
-  if (body.byteLength === 0) return undefined;
-  const first = body[0];
-  if (!(contentType?.includes("json") || first === 0x7b || first === 0x5b)) return undefined;
-  return parseJsonSource(body);
-}
-
-/**
- * Which conversation a request belongs to, before its body is read: the tool's session header and
- * User-Agent on one provider path. Two conversations under one key only take turns at being
- * remembered (`turns.ts` compares the bytes, so a wrong key costs a full parse, nothing else).
- */
-function conversationKey(provider: Provider, pathname: string, headers: Headers): string {
-  const session = headers.get("x-claude-code-session-id") ?? headers.get("session-id") ?? "";
-  return `${provider}\u0000${pathname}\u0000${session}\u0000${headers.get("user-agent") ?? ""}`;
-}
 
 /** A WebSocket text frame parsed as JSON, or undefined. */
 function parseJsonText(text: string): unknown {
@@ -533,17 +512,14 @@ export class ProxyServer {
     let uniqueKeys = false;
     let texts: string[] | undefined;
     try {
-      const reparsed = turnKey && scanBytes ? this.#turns.reparse(turnKey, provider, scanBytes) : null;
-      const parsed = reparsed
-        ? { json: reparsed.json, source: undefined }
-        : scanBytes && !unscanned
-          ? parseJson(scanBytes, req.headers.get("content-type"))
+      const parsed =
+        scanBytes && !unscanned
+          ? this.#turns.read(turnKey, provider, scanBytes, req.headers.get("content-type"))
           : undefined;
       json = parsed?.json;
       jsonSource = parsed?.source;
-      uniqueKeys = reparsed !== null;
-      texts = reparsed?.texts;
-      if (turnKey && scanBytes && !reparsed) this.#turns.remember(turnKey, provider, scanBytes, json);
+      uniqueKeys = parsed?.uniqueKeys ?? false;
+      texts = parsed?.texts;
       session = this.#sessions.get(turnKey, {
         provider,
         pathname: url.pathname,

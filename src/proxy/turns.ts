@@ -31,6 +31,7 @@
 import type { ProviderLabel } from "../core/types.ts";
 import { findDuplicateKey } from "../payload/duplicate-keys.ts";
 import { extractTexts } from "../payload/extract.ts";
+import { parseJsonBody } from "../payload/json-source.ts";
 import { RecentMap } from "../policy/recent.ts";
 
 /** Conversations whose last turns are kept; the least recently used is dropped first. */
@@ -279,6 +280,27 @@ interface Turn {
   uniqueKeys: boolean | null;
 }
 
+/**
+ * Which conversation a request belongs to, before its body is read: the tool's session header and
+ * User-Agent on one provider path. Two conversations under one key only take turns at being
+ * remembered (the bytes are compared, so a wrong key costs a full parse, nothing else).
+ */
+export function conversationKey(provider: ProviderLabel, pathname: string, headers: Headers): string {
+  const session = headers.get("x-claude-code-session-id") ?? headers.get("session-id") ?? "";
+  return `${provider}\u0000${pathname}\u0000${session}\u0000${headers.get("user-agent") ?? ""}`;
+}
+
+/** A request body's value, parsed from its conversation's previous turn or whole. */
+export interface ParsedBody {
+  json: unknown;
+  /** The text JSON.parse read, when the body was parsed whole. */
+  source?: string;
+  /** Whether the body is known to hold no key twice in an object (parsed from a checked turn). */
+  uniqueKeys: boolean;
+  /** Its strings as extractTexts gives them, when the previous turn's could be used. */
+  texts?: string[];
+}
+
 /** A body parsed from the previous turn of its conversation. */
 export interface Reparsed {
   json: unknown;
@@ -399,6 +421,24 @@ export class TurnMemory {
     this.#keep(key, { bytes, json, provider, memory, texts, layout: next, uniqueKeys: true }, prev);
     this.#reparsed++;
     return { json, parsedBytes: close - cut, ...(texts ? { texts: texts.texts } : {}) };
+  }
+
+  /**
+   * The value of a body: parsed from the previous turn under `key` when that can be done, else whole
+   * (when it is JSON) and kept for the next turn. A null key: parsed whole, nothing kept.
+   */
+  read(
+    key: string | null,
+    provider: ProviderLabel,
+    bytes: Uint8Array,
+    contentType: string | null,
+  ): ParsedBody {
+    const reparsed = key ? this.reparse(key, provider, bytes) : null;
+    if (reparsed)
+      return { json: reparsed.json, uniqueKeys: true, ...(reparsed.texts ? { texts: reparsed.texts } : {}) };
+    const parsed = parseJsonBody(bytes, contentType);
+    if (key) this.remember(key, provider, bytes, parsed?.json);
+    return { json: parsed?.json, ...(parsed ? { source: parsed.source } : {}), uniqueKeys: false };
   }
 
   /** A body parsed whole: kept as the conversation's last turn when it can serve the next one. */

@@ -40,11 +40,12 @@ import { loadOrCreateNotifyKey, secretBox } from "../notify/secret-box.ts";
 import { Notifications } from "../notify/service.ts";
 import { installationKey } from "../policy/hmac-key.ts";
 import { contentHash } from "../policy/mask.ts";
-import { createPipeline } from "../policy/pipeline.ts";
+import { createPipeline, type Pipeline } from "../policy/pipeline.ts";
 import { systemFinding } from "../policy/system-finding.ts";
 import { HostPool } from "../proxy/pool.ts";
 import { Relay } from "../proxy/relay.ts";
 import { ProxyServer } from "../proxy/server.ts";
+import { WARM_UP_TURNS, warmUp } from "../proxy/warm-up.ts";
 import { openStore, type Store } from "../store/index.ts";
 import { startTracing, type Tracing } from "../tracing/index.ts";
 import type { ProxyMode, ReloadResult, Runtime } from "./contract.ts";
@@ -104,6 +105,12 @@ export class SluiceRuntime implements Runtime {
   #tls: UpstreamTls;
   #pool: HostPool;
   #hook: RequestHook;
+  /** The scanning pipeline (the hook unless an embedder gave its own). */
+  readonly #pipeline: Pipeline;
+  /** The start's warm-up of the request path (warm-up.ts): not run, running, or over. */
+  #warmUp: "off" | "running" | "done" = "off";
+  #warmedUp: Promise<void> = Promise.resolve();
+  readonly #warmUpAbort = new AbortController();
   /** The plugins of `extensions`, around the hook and on the bus. */
   readonly extensions: ExtensionHost;
   #tracing: Tracing | null = null;
@@ -169,6 +176,7 @@ export class SluiceRuntime implements Runtime {
       rulesVersion: () => this.rulesVersion(),
       hmacKey,
     });
+    this.#pipeline = pipeline;
     this.#hook = opts.hook ?? pipeline.hook;
     this.extensions = new ExtensionHost({
       log: this.log,
@@ -200,6 +208,7 @@ export class SluiceRuntime implements Runtime {
           version: this.version,
           uptime: (Date.now() - this.startedAt.getTime()) / 1000,
           requests: this.metrics.totalRequests,
+          warm_up: this.#warmUp,
           ...(extensions ? { extensions } : {}),
         };
       },
@@ -277,6 +286,7 @@ export class SluiceRuntime implements Runtime {
       if (this.#mode === "passthrough") console.log("sluice: mode passthrough (requests are NOT scanned)");
     }
     this.#warmUpstreams();
+    this.#warmRequestPath();
     this.log.info(`sluice ${this.version} started`, {
       proxy: `${cfg.bind}:${server.port}`,
       mode: this.#mode,
@@ -287,6 +297,37 @@ export class SluiceRuntime implements Runtime {
 
   notifications(): Notifications | null {
     return this.#notifications;
+  }
+
+  /** Settles when the start's warm-up of the request path is over (at once when none runs). */
+  warmedUp(): Promise<void> {
+    return this.#warmedUp;
+  }
+
+  /**
+   * Synthetic turns through the request path, in the background (warm-up.ts); not with
+   * `proxy.warm_up: false` or an embedder's own hook (the warm-up scans only with sluice's pipeline).
+   */
+  #warmRequestPath(): void {
+    if (!this.#config.proxy.warm_up || this.opts.hook) return;
+    this.#warmUp = "running";
+    const started = performance.now();
+    const deps = { hook: this.#pipeline.hook, forget: this.#pipeline.forget, hmacKey: this.#hmacKey };
+    this.#warmedUp = warmUp(deps, WARM_UP_TURNS, this.#warmUpAbort.signal).then(
+      (r) => {
+        this.#warmUp = "done";
+        const ms = Math.round(performance.now() - started);
+        if (r.stopped && r.stopped !== "aborted")
+          this.log.info(
+            `the start-up warm-up stopped after ${r.turns} synthetic turns: rule ${r.stopped} matched its made-up text (nothing was recorded)`,
+          );
+        else this.log.debug(`warmed up the request path: ${r.turns} synthetic turns in ${ms} ms`);
+      },
+      (e) => {
+        this.#warmUp = "done";
+        this.log.warn(`the warm-up failed: ${(e as Error).message}`);
+      },
+    );
   }
 
   /** Notification channels listen on the bus; sending runs on their own queues, never on a request. */
@@ -592,6 +633,7 @@ export class SluiceRuntime implements Runtime {
 
   async #shutdown(reason: string): Promise<string> {
     this.log.info(`shutting down (${reason})`);
+    this.#warmUpAbort.abort();
     const relayStopped = this.#relay?.stop(); // 1 (the relay stops accepting and drains with the engine)
     this.proxy.stopAccepting(); // 1
     const active = this.proxy.activeRequests;

@@ -20,7 +20,7 @@ import http2 from "node:http2";
 import https from "node:https";
 import { join } from "node:path";
 import { type SlowLink, startSlowLink } from "../helpers/slow-link.ts";
-import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
+import { type SpawnedSluice, spawnSluice, warmedUp } from "../helpers/sluice.ts";
 import { testTls } from "../helpers/tls.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import type { BenchTable } from "./index.ts";
@@ -221,13 +221,17 @@ interface Path {
   sluice?: SpawnedSluice;
 }
 
+/** A sluice as it runs by default (with its start-up warm-up, when it has one, over before it is measured). */
 async function spawnFor(link: SlowLink, config: Json, checkout?: string): Promise<SpawnedSluice> {
-  return spawnSluice([], {
+  const s = await spawnSluice([], {
     upstream: link.url,
     dashboard: false,
+    warmUp: true,
     config: { logging: { level: "error" }, ...config },
     ...(checkout ? { command: [process.execPath, join(checkout, "src/cli.ts"), "serve"] } : {}),
   });
+  await warmedUp(s.proxyUrl);
+  return s;
 }
 
 /** CPU time (user + system) a process has used so far, ms; null where /proc is not there. */

@@ -5,7 +5,7 @@
  * and in passthrough mode (the proxy alone, no scanning).
  */
 import { readFileSync } from "node:fs";
-import { type SpawnedSluice, spawnSluice } from "../helpers/sluice.ts";
+import { type SpawnedSluice, spawnSluice, warmedUp } from "../helpers/sluice.ts";
 import { testTls } from "../helpers/tls.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import type { BenchTable } from "./index.ts";
@@ -235,8 +235,10 @@ export async function run(): Promise<BenchTable[]> {
   for (const mode of ["active", "passthrough"] as const) {
     const s: SpawnedSluice = await spawnSluice([], {
       upstream: up.url,
+      warmUp: true,
       config: { proxy: { mode }, logging: { level: "error" } },
     });
+    await warmedUp(s.proxyUrl);
     try {
       const via: Target = { name: `sluice (${mode})`, base: s.proxyUrl, init: {} };
       const pid = s.proc.pid;

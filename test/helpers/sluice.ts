@@ -52,12 +52,18 @@ export interface SluiceTestOptions {
   dashboard?: boolean;
   /** `--no-default-rules`. */
   noDefaultRules?: boolean;
+  /**
+   * Leave `proxy.warm_up` at its default (on). Off by default in tests: each start would spend its
+   * warm-up's CPU beside the suite; test/proxy/warm-up.test.ts runs it.
+   */
+  warmUp?: boolean;
 }
 
 /** Create a temp SLUICE_HOME with config.yaml; returns the directory. */
 export function writeTestConfig(opts: SluiceTestOptions = {}): string {
   const home = opts.home ?? mkdtempSync(join(tmpdir(), "sluice-home-"));
   let cfg: Plain = { logging: { level: "warning" } };
+  if (!opts.warmUp) cfg = merge(cfg, { proxy: { warm_up: false } });
   if (opts.trustTestCa !== false) cfg = merge(cfg, { proxy: { ca_bundle: testTls().caPath } });
   if (opts.upstream)
     cfg = merge(cfg, {
@@ -185,6 +191,18 @@ export async function spawnSluice(
       await exited;
     },
   };
+}
+
+/**
+ * Resolves once a sluice's start-up warm-up is over, as its `/health` tells (a sluice without one
+ * answers at once). For a subprocess; in process, `runtime.warmedUp()`.
+ */
+export async function warmedUp(proxyUrl: string): Promise<void> {
+  for (;;) {
+    const h = (await (await fetch(`${proxyUrl}/health`)).json()) as { warm_up?: string };
+    if (h.warm_up !== "running") return;
+    await Bun.sleep(10); // a poll of its state: the warm-up runs for about a second
+  }
 }
 
 export interface FollowedOutput {

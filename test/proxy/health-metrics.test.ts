@@ -9,11 +9,12 @@ test("/health returns the health record", async () => {
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toContain("application/json");
   const h = (await res.json()) as Record<string, unknown>;
-  expect(Object.keys(h).sort()).toEqual(["requests", "status", "uptime", "version"]);
+  expect(Object.keys(h).sort()).toEqual(["requests", "status", "uptime", "version", "warm_up"]);
   expect(h.status).toBe("ok");
   expect(typeof h.version).toBe("string");
   expect(typeof h.uptime).toBe("number");
   expect(h.requests).toBe(0);
+  expect(h.warm_up).toBe("off"); // the test helper turns it off
   // Tools probe the base URL (Claude Code sends HEAD /).
   expect((await fetch(`${s.proxyUrl}/`, { method: "HEAD" })).status).toBe(200);
 });
