@@ -7,9 +7,13 @@
  * second `messages` key, rules changed between the turns, the same body again (a retry, taken with no
  * parse) after a rule added through the dashboard or a switch from passthrough, another session with
  * the same history, and redaction of a token the history keeps. The stand-in upstream must never see
- * the token, and the verdict is the one a whole parse gives.
+ * the token, and the verdict is the one a whole parse gives. A property test sends random
+ * conversations (tokens whole or cut in two, messages added, dropped, rewritten, sent again), each
+ * body also under a session of its own: the conversation blocks whatever that blocks, and what it
+ * forwards is the same bytes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { blockingAndRedacting, type InProcessSluice, startSluice } from "../helpers/sluice.ts";
 import { json, startUpstream, type Upstream } from "../helpers/upstream.ts";
 
@@ -266,4 +270,65 @@ describe("a Codex WebSocket frame parsed from the socket's previous one", () => 
     expect(seen.some((f) => f.includes(GH))).toBe(false);
     ws.close();
   });
+});
+
+describe("property: a conversation parsed turn by turn, against each body as a conversation of its own", () => {
+  const token = GH.replace("R2x0", "UHJv");
+  const said = fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom("hello", "run the tests", "Grüße “x” ☃", 'a\\b"c', "\u2028") },
+    { weight: 1, arbitrary: fc.constantFrom(`use ${token} now`, token.slice(0, 14), token.slice(14)) },
+  );
+  // The next turn: messages added, the last taken out, one rewritten (in the kept history too), or
+  // the same body again.
+  const step = fc.oneof(
+    fc.record({ op: fc.constant("add"), said: fc.array(said, { minLength: 1, maxLength: 2 }) }),
+    fc.record({ op: fc.constantFrom("drop", "again") }),
+    fc.record({ op: fc.constant("rewrite"), at: fc.nat(), said }),
+  );
+  type Step = typeof step extends fc.Arbitrary<infer T> ? T : never;
+  const next = (messages: string[], st: Step): string[] => {
+    if (st.op === "add") return messages.concat(st.said);
+    if (st.op === "drop") return messages.slice(0, Math.max(1, messages.length - 1));
+    if (st.op === "rewrite") return messages.map((m, i) => (i === st.at % messages.length ? st.said : m));
+    return messages;
+  };
+  let run = 0;
+
+  for (const [name, via] of [
+    ["blocking", () => s],
+    ["redacting", () => redacting],
+  ] as const)
+    test(`${name}: the same verdict, the same forwarded body, never the token`, async () => {
+      let reused = 0;
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 6 }), async (steps) => {
+          const session = `${name}-${run++}`;
+          let messages = ["Fix the failing test in src/clock.ts"];
+          for (const st of steps) {
+            messages = next(messages, st);
+            const payload = JSON.stringify(
+              body(messages.map((t, i) => text(i % 2 ? "assistant" : "user", t))),
+            );
+            const forwarded = async (res: Response) => {
+              await res.arrayBuffer();
+              return res.status === 200 ? new TextDecoder().decode(up.requests.at(-1)!.body) : null;
+            };
+            const before = via().runtime.proxy.turnStats().reparsed;
+            const turn = await send(via(), session, payload);
+            const status = turn.status;
+            const sent = await forwarded(turn);
+            reused += via().runtime.proxy.turnStats().reparsed - before;
+            // Under a session of its own the body is parsed and scanned whole.
+            const alone = await send(via(), `${session}-alone-${run++}`, payload);
+            const aloneSent = await forwarded(alone);
+            // The conversation may find more (a token cut across two turns), never less.
+            if (alone.status !== 200) expect(status).toBe(alone.status);
+            if (sent !== null && aloneSent !== null) expect(sent).toBe(aloneSent);
+            if (sent !== null) expect(sent).not.toContain(token);
+          }
+        }),
+        { numRuns: 60 },
+      );
+      expect(reused).toBeGreaterThan(60);
+    });
 });
