@@ -38,6 +38,12 @@ const RTTS = (process.env.SLUICE_BENCH_RTTS ?? "50,10").split(",").map(Number);
 const BASELINE = process.env.SLUICE_BENCH_BASELINE;
 /** `SLUICE_BENCH_QUICK=1`: only the streamed turns, without the streams-closed variant and the protocol tables. */
 const QUICK = process.env.SLUICE_BENCH_QUICK === "1";
+/**
+ * `SLUICE_BENCH_WS_DEFLATE=1`: the stand-in's WebSockets accept permessage-deflate, which the Codex
+ * client offers (as Codex does): the direct client then compresses each frame, and through sluice
+ * sluice does (its client side never compresses).
+ */
+const WS_DEFLATE = process.env.SLUICE_BENCH_WS_DEFLATE === "1";
 /** Events in one streamed answer, and the upstream's pause between two of them (ms). */
 const EVENTS = 6;
 const EVENT_GAP_MS = 2;
@@ -110,7 +116,7 @@ const CLAUDE_HEADERS = {
 // ---------------------------------------------------------------- the stand-in upstream
 
 async function startBenchUpstream(): Promise<Upstream> {
-  const up = await startUpstream();
+  const up = await startUpstream({ wsDeflate: WS_DEFLATE });
   const enc = new TextEncoder();
   const event = (type: string, data: Json) =>
     enc.encode(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
@@ -329,6 +335,8 @@ async function runAt(
       await p.sluice?.exited;
     }
   }
+  if (WS_DEFLATE)
+    notes.push("The stand-in's WebSockets accept permessage-deflate (SLUICE_BENCH_WS_DEFLATE=1).");
   return {
     title: `Network: streamed turns at ${rtt} ms round trip, direct vs through sluice (ms, ${TURNS} turns)`,
     columns: ["turn", "path", "direct p50", "direct p99", "via p50", "via p99", "added p50", "added p99"],
