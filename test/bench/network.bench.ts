@@ -11,6 +11,7 @@
  * socket per client, per turn the `response.create` frame Codex 0.169 sent, recorded in
  * `test/fixtures/logins/`, with one more exchange). Each path's first turn opens its
  * connections and is reported apart. Measured: time to the first byte of the answer and to its end.
+ * `SLUICE_BENCH_RELAY=1` puts a bare WebSocket relay (`ws-relay.ts`) on the Codex rows as well.
  *
  * Then, at 50 ms: HTTP/2 against keep-alive HTTP/1.1 from Bun's fetch to an upstream that offers both,
  * and what TLS session resumption saves on a new connection.
@@ -20,7 +21,7 @@ import http2 from "node:http2";
 import https from "node:https";
 import { join } from "node:path";
 import { type SlowLink, startSlowLink } from "../helpers/slow-link.ts";
-import { type SpawnedSluice, spawnSluice, warmedUp } from "../helpers/sluice.ts";
+import { followOutput, type SpawnedSluice, spawnSluice, warmedUp } from "../helpers/sluice.ts";
 import { testTls } from "../helpers/tls.ts";
 import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import type { BenchTable } from "./index.ts";
@@ -44,6 +45,8 @@ const QUICK = process.env.SLUICE_BENCH_QUICK === "1";
  * sluice does (its client side never compresses).
  */
 const WS_DEFLATE = process.env.SLUICE_BENCH_WS_DEFLATE === "1";
+/** `SLUICE_BENCH_RELAY=1`: a bare WebSocket relay (`ws-relay.ts`) on the Codex rows too, the floor of any relay. */
+const RELAY = process.env.SLUICE_BENCH_RELAY === "1";
 /** Events in one streamed answer, and the upstream's pause between two of them (ms). */
 const EVENTS = 6;
 const EVENT_GAP_MS = 2;
@@ -225,6 +228,31 @@ function wsTurn(ws: WebSocket, frame: string): Promise<Sample> {
 interface Path {
   name: string;
   sluice?: SpawnedSluice;
+  /** The bare relay's ws:// URL (Codex rows only). */
+  relay?: string;
+}
+
+/** The bare relay of `ws-relay.ts` in front of the link, as a subprocess like sluice. */
+async function spawnRelay(link: SlowLink): Promise<{ url: string; stop: () => Promise<void> }> {
+  const proc = Bun.spawn([process.execPath, join(import.meta.dir, "ws-relay.ts")], {
+    env: {
+      ...process.env,
+      SLUICE_RELAY_TARGET: link.url.replace("https", "wss"),
+      SLUICE_RELAY_CA: testTls().caPath,
+    },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const out = followOutput(proc);
+  const m = await out.waitForOutput(/relay listening on (\d+)/);
+  return {
+    url: `ws://127.0.0.1:${m[1]}`,
+    stop: async () => {
+      proc.kill("SIGKILL");
+      await out.exited;
+    },
+  };
 }
 
 /** A sluice as it runs by default (with its start-up warm-up, when it has one, over before it is measured). */
@@ -282,6 +310,7 @@ async function runAt(
   await using link = await startSlowLink({ port: up.port, rttMs: rtt });
   const paths: Path[] = [{ name: "direct" }];
   for (const v of variants) paths.push({ name: v.name, sluice: await spawnFor(link, v.config, v.checkout) });
+  const relay = RELAY ? await spawnRelay(link) : null;
   const tableRows: (string | number)[][] = [];
   const notes: string[] = [];
   try {
@@ -308,12 +337,13 @@ async function runAt(
     );
 
     // Codex WebSocket: one socket per client, kept for every turn.
+    if (relay) paths.push({ name: "bare relay", relay: relay.url });
     const sockets = new Map<string, { ws: WebSocket; openMs: number }>();
     for (const p of paths)
       sockets.set(
         p.name,
-        p.sluice
-          ? await openCodexSocket(`${p.sluice.proxyUrl.replace("http", "ws")}/v1/responses`)
+        p.sluice || p.relay
+          ? await openCodexSocket(`${p.relay ?? p.sluice!.proxyUrl.replace("http", "ws")}/v1/responses`)
           : await openCodexSocket(`${link.url.replace("https", "wss")}/v1/responses`, ca),
       );
     const wsFirst = new Map<string, Sample>();
@@ -334,6 +364,7 @@ async function runAt(
       p.sluice?.kill("SIGKILL");
       await p.sluice?.exited;
     }
+    await relay?.stop();
   }
   if (WS_DEFLATE)
     notes.push("The stand-in's WebSockets accept permessage-deflate (SLUICE_BENCH_WS_DEFLATE=1).");
