@@ -13,7 +13,8 @@
  * contexts, sessions named by fresh random ids whose memories the pipeline forgets at the end; no
  * record, metric, event or log line of a request; no extension is called and nothing is sent. It
  * runs one turn at a time between the proxy's own work (a request that arrives meanwhile waits for
- * one synthetic turn at most), and stops at the first finding, which would be a fault in its texts.
+ * one synthetic turn at most), stops at the first finding (a rule that matches its made-up texts),
+ * and ends with a full garbage collection.
  */
 import type { RequestHook, ScanRequest } from "../core/hook.ts";
 import type { ProviderLabel } from "../core/types.ts";
@@ -260,5 +261,8 @@ export async function warmUp(deps: WarmUpDeps, turns: number, signal?: AbortSign
     return { turns: done };
   } finally {
     for (const s of seen.values()) deps.forget(s);
+    // What it left is garbage now: collected at once, so that sluice's memory after the warm-up is
+    // what it would be after the same few real turns.
+    Bun.gc(true);
   }
 }
