@@ -211,8 +211,15 @@ const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 export async function warmUp(deps: WarmUpDeps, turns: number, signal?: AbortSignal): Promise<WarmUpResult> {
   const memory = new TurnMemory();
   const sessions = new SessionContexts();
-  /** The sessions it scanned under, by id, for the pipeline to forget. */
+  /**
+   * The sessions of the conversations under way, by id: the pipeline forgets them when the next
+   * ones start, so that the warm-up never holds more than two of its session memories' places.
+   */
   const seen = new Map<string, Pick<ScanRequest, "transport" | "session">>();
+  const forgetSeen = () => {
+    for (const s of seen.values()) deps.forget(s);
+    seen.clear();
+  };
   let conversations: Conversation[] = [];
   let done = 0;
   try {
@@ -220,7 +227,10 @@ export async function warmUp(deps: WarmUpDeps, turns: number, signal?: AbortSign
       await yieldToLoop();
       if (signal?.aborted) return { turns: done, stopped: "aborted" };
       const t = Math.floor(n / 2) % TURNS_PER_CONVERSATION;
-      if (t === 0 && n % 2 === 0) conversations = [messagesConversation(), responsesConversation()];
+      if (t === 0 && n % 2 === 0) {
+        forgetSeen();
+        conversations = [messagesConversation(), responsesConversation()];
+      }
       const c = conversations[n % 2]!;
       const bytes = enc.encode(JSON.stringify(c.body(t)));
       const headers = new Headers(c.headers);
@@ -260,7 +270,7 @@ export async function warmUp(deps: WarmUpDeps, turns: number, signal?: AbortSign
     }
     return { turns: done };
   } finally {
-    for (const s of seen.values()) deps.forget(s);
+    forgetSeen();
     // What it left is garbage now: collected at once, so that sluice's memory after the warm-up is
     // what it would be after the same few real turns.
     Bun.gc(true);

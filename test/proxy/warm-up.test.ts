@@ -26,9 +26,13 @@ test("its synthetic turns match no built-in rule, and the pipeline forgets their
     hmacKey: new Uint8Array(32),
   });
   const seen: string[] = [];
+  let most = 0;
   const hook: typeof pipeline.hook = (req) => {
     seen.push(`${req.provider} ${req.path} ${req.uniqueKeys ? "reparsed" : "parsed"}`);
-    return pipeline.hook(req);
+    const v = pipeline.hook(req);
+    // Its conversations' sessions are forgotten as it goes: never more than two held at once.
+    most = Math.max(most, pipeline.stats().sessions);
+    return v;
   };
   const r = await warmUp({ hook, forget: pipeline.forget, hmacKey: new Uint8Array(32) }, 120);
   expect(r).toEqual({ turns: 120 });
@@ -43,6 +47,7 @@ test("its synthetic turns match no built-in rule, and the pipeline forgets their
   );
   expect(seen.filter((s) => s.endsWith("reparsed")).length).toBeGreaterThan(100);
   expect(pipeline.stats().sessions).toBe(0);
+  expect(most).toBe(2);
 });
 
 test("stops at once when aborted", async () => {
