@@ -16,15 +16,20 @@ const OK = JSON.stringify([{ type: "text", text: "ok" }]);
 // A fake key assembled at run time (never a literal in the source).
 const AWS_KEY = ["AKIA", "IOSFODNN7", "EXAMPLQ"].join("");
 
-test("its synthetic turns match no built-in rule, and the pipeline forgets their sessions", async () => {
+/** The pipeline a sluice with its default configuration and built-in rules scans with. */
+function defaultPipeline() {
   const rules = loadBuiltinRules();
   const cfg = defaultConfig();
-  const pipeline = createPipeline({
+  return createPipeline({
     config: () => cfg,
     rules: () => rules,
     rulesVersion: () => 1,
     hmacKey: new Uint8Array(32),
   });
+}
+
+test("its synthetic turns match no built-in rule, and the pipeline forgets their sessions", async () => {
+  const pipeline = defaultPipeline();
   const seen: string[] = [];
   let most = 0;
   const hook: typeof pipeline.hook = (req) => {
@@ -51,14 +56,7 @@ test("its synthetic turns match no built-in rule, and the pipeline forgets their
 });
 
 test("stops at once when aborted", async () => {
-  const rules = loadBuiltinRules();
-  const cfg = defaultConfig();
-  const pipeline = createPipeline({
-    config: () => cfg,
-    rules: () => rules,
-    rulesVersion: () => 1,
-    hmacKey: null,
-  });
+  const pipeline = defaultPipeline();
   const abort = new AbortController();
   abort.abort();
   const r = await warmUp(
