@@ -10,11 +10,12 @@
  * the same functions a request's body goes through: the turn parse and session context (`turns.ts`,
  * `session.ts`), the shape check, the scan (the pipeline's own hook, with the rules and settings in
  * force) and the upstream headers. Everything it touches is its own: its own turn memory and session
- * contexts, sessions named by fresh random ids whose memories the pipeline forgets at the end; no
- * record, metric, event or log line of a request; no extension is called and nothing is sent. It
- * runs one turn at a time between the proxy's own work (a request that arrives meanwhile waits for
- * one synthetic turn at most), stops at the first finding (a rule that matches its made-up texts),
- * and ends with a full garbage collection.
+ * contexts, sessions named by fresh random ids whose memories the pipeline forgets as each
+ * conversation ends; no record, metric, event or log line of a request; no extension is called and
+ * nothing is sent. It runs one turn at a time between the proxy's own work (a request that arrives
+ * meanwhile waits for one synthetic turn at most; the first compiles the matcher, as the first
+ * request would), stops at the first finding (a rule that matches its made-up texts), and ends with
+ * a full garbage collection.
  */
 import type { RequestHook, ScanRequest } from "../core/hook.ts";
 import type { ProviderLabel } from "../core/types.ts";
