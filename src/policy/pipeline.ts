@@ -326,22 +326,39 @@ const messageOf = (err: unknown): string => (err instanceof Error ? err.message 
 /**
  * Call a request hook (the pipeline's, or one a test or an embedder put in its place) so that it
  * never throws and never returns something unusable: a fault gives a pass verdict with a
- * `scan_error` finding and `error` set.
+ * `scan_error` finding and `error` set. A hook that answers at once (the pipeline's) is answered at
+ * once, with no promise between the scan and what the caller does next.
  */
-export async function callHook(hook: RequestHook, req: ScanRequest): Promise<Verdict> {
+export function callHook(hook: RequestHook, req: ScanRequest): Verdict | Promise<Verdict> {
+  let answer: Verdict | PromiseLike<Verdict>;
   try {
-    const verdict = await hook(req);
-    if (!verdict || typeof verdict.action !== "string" || !Array.isArray(verdict.findings))
-      throw new Error("the scanner returned no verdict");
-    if (verdict.action === "redact" && !(verdict.body instanceof Uint8Array))
-      throw new Error("the scanner chose redact without a body");
-    return verdict;
+    answer = hook(req);
+    if (!isThenable(answer)) return usable(answer);
   } catch (err) {
-    return {
-      action: "pass",
-      findings: [scanErrorFinding(err, whereOf(req))],
-      scanned_bytes: 0,
-      error: messageOf(err),
-    };
+    return faulted(err, req);
   }
+  return Promise.resolve(answer)
+    .then(usable)
+    .catch((err: unknown) => faulted(err, req));
+}
+
+const isThenable = (x: unknown): x is PromiseLike<Verdict> =>
+  x !== null && typeof x === "object" && typeof (x as { then?: unknown }).then === "function";
+
+/** A hook's verdict, checked: a throw here is the hook's fault. */
+function usable(verdict: Verdict): Verdict {
+  if (!verdict || typeof verdict.action !== "string" || !Array.isArray(verdict.findings))
+    throw new Error("the scanner returned no verdict");
+  if (verdict.action === "redact" && !(verdict.body instanceof Uint8Array))
+    throw new Error("the scanner chose redact without a body");
+  return verdict;
+}
+
+function faulted(err: unknown, req: ScanRequest): Verdict {
+  return {
+    action: "pass",
+    findings: [scanErrorFinding(err, whereOf(req))],
+    scanned_bytes: 0,
+    error: messageOf(err),
+  };
 }

@@ -16,10 +16,25 @@ export interface ScanDeps {
   metrics: Metrics;
 }
 
-/** Run the hook; never throws. Emits `finding` events and counts metrics. */
-export async function scanGuarded(deps: ScanDeps, req: ScanRequest, requestId: string): Promise<Verdict> {
+/**
+ * Run the hook; never throws. Emits `finding` events and counts metrics. A hook that answers at once
+ * is answered at once (`callHook`).
+ */
+export function scanGuarded(deps: ScanDeps, req: ScanRequest, requestId: string): Verdict | Promise<Verdict> {
   const t0 = performance.now();
-  const verdict = await callHook(deps.hook, req);
+  const verdict = callHook(deps.hook, req);
+  return verdict instanceof Promise
+    ? verdict.then((v) => reported(deps, req, requestId, v, t0))
+    : reported(deps, req, requestId, verdict, t0);
+}
+
+function reported(
+  deps: ScanDeps,
+  req: ScanRequest,
+  requestId: string,
+  verdict: Verdict,
+  t0: number,
+): Verdict {
   if (verdict.error)
     deps.log.error("scan failed; forwarding unscanned", { request_id: requestId, error: verdict.error });
   deps.metrics.observeScan((performance.now() - t0) / 1000, verdict.scanned_bytes || 0);

@@ -434,7 +434,7 @@ export class ProxyServer {
     if (req.body && Number.isFinite(declared) && declared > cfg.proxy.max_body_size) {
       oversize = req.body;
     } else if (req.body && Number.isFinite(declared)) {
-      body = new Uint8Array(await req.arrayBuffer());
+      body = await req.bytes();
     } else if (req.body) {
       const read = await bufferUpTo(req.body, cfg.proxy.max_body_size);
       if (read.bytes) body = read.bytes;
@@ -565,18 +565,19 @@ export class ProxyServer {
         body: scanBytes,
         json,
         jsonSource,
-        ...(uniqueKeys ? { uniqueKeys } : {}),
-        ...(texts ? { texts } : {}),
         session,
         transport: "http",
         id: requestId,
       };
+      if (uniqueKeys) scanReq.uniqueKeys = true;
+      if (texts) scanReq.texts = texts;
       const scanStart = performance.now();
-      verdict = await scanGuarded(
+      const scanned = scanGuarded(
         { hook: this.deps.hook(), bus: this.deps.bus, log, metrics: this.deps.metrics },
         scanReq,
         requestId,
       );
+      verdict = scanned instanceof Promise ? await scanned : scanned;
       scanMs = performance.now() - scanStart;
       this.#idle.scanned();
       trace?.scanned(scanStart, scanStart + scanMs);
@@ -594,7 +595,6 @@ export class ProxyServer {
         verdict = { ...verdict, action: "block", body: undefined };
     }
     let action: Action = verdict.action;
-    const login = loginMode(provider, req.headers, url.search);
     const record = (status: number | null, error: string | null) => {
       this.#aborts.delete(abort);
       trace?.end({
@@ -620,7 +620,7 @@ export class ProxyServer {
         upstream_status: status,
         mode,
         error,
-        login,
+        login: loginMode(provider, req.headers, url.search),
         unscanned: mode === "active" ? unscanned : null,
       });
     };
@@ -957,7 +957,7 @@ export class ProxyServer {
         this.#noteUnscanned(d.session, unscanned, `a WebSocket frame on ${d.path}`, requestId);
       let verdict: Verdict = { action: "pass", findings: [], scanned_bytes: 0 };
       if (mode === "active") {
-        verdict = await scanGuarded(
+        const scanned = scanGuarded(
           { hook: this.deps.hook(), bus: this.deps.bus, log: this.deps.log, metrics: this.deps.metrics },
           {
             provider: d.provider,
@@ -973,6 +973,7 @@ export class ProxyServer {
           },
           requestId,
         );
+        verdict = scanned instanceof Promise ? await scanned : scanned;
         d.findings += verdict.findings.length;
         this.#idle.scanned();
       }

@@ -61,7 +61,7 @@ export function scanStreaming(
   head: Uint8Array[],
   declared: number | null,
   limit: number,
-  scan: (window: Uint8Array) => Promise<Verdict>,
+  scan: (window: Uint8Array) => Verdict | Promise<Verdict>,
 ): StreamScan {
   const { window: WINDOW, overlap: OVERLAP } = windowFor(limit);
   const reader = source.getReader();
