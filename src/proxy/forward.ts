@@ -27,10 +27,18 @@ export interface Timers {
 
 /** A provider's `upstream` base URL (which may carry a path prefix) joined with the client's path and query. */
 export function upstreamUrl(base: string, pathAndQuery: string): URL {
-  const b = new URL(base);
-  const prefix = b.pathname.replace(/\/+$/, "");
-  return new URL(`${b.origin}${prefix}${pathAndQuery}`);
+  let root = roots.get(base);
+  if (root === undefined) {
+    const b = new URL(base);
+    root = `${b.origin}${b.pathname.replace(/\/+$/, "")}`;
+    if (roots.size >= 64) roots.clear();
+    roots.set(base, root);
+  }
+  return new URL(`${root}${pathAndQuery}`);
 }
+
+/** Each configured upstream's origin and path prefix, worked out once rather than per request. */
+const roots = new Map<string, string>();
 
 /** The timers derived from `proxy.timeout` (seconds). */
 export function timersFor(timeoutSeconds: number): Timers {

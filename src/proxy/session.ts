@@ -384,11 +384,15 @@ function sameReads(a: unknown, b: unknown): boolean {
   return true;
 }
 
-/** The headers as one string, but for the body's length, which every turn changes and nothing here reads. */
+/**
+ * The headers as one string, but for the body's length, which every turn changes and nothing here
+ * reads. Bun gives them as one object in a single call; a repeated header is one value joined with
+ * ", ", as `get` reads it.
+ */
 function headerList(headers: Headers): string {
-  let out = "";
-  for (const [k, v] of headers) if (k !== "content-length") out += `${k}\u0000${v}\n`;
-  return out;
+  const all = headers.toJSON();
+  delete all["content-length"];
+  return JSON.stringify(all);
 }
 
 /** Conversations whose last session context is kept. */

@@ -236,6 +236,8 @@ export function weigh(b: Uint8Array, from: number, to: number, limit = Number.PO
 
 /** Length of the common prefix of `a` and `b` (native comparisons, halving). */
 function commonPrefix(a: Uint8Array, b: Uint8Array, max: number): number {
+  // A turn that only appends to its conversation shares the whole span: one comparison says so.
+  if (Buffer.compare(a.subarray(0, max), b.subarray(0, max)) === 0) return max;
   let lo = 0;
   let hi = max;
   while (lo < hi) {
@@ -248,6 +250,7 @@ function commonPrefix(a: Uint8Array, b: Uint8Array, max: number): number {
 
 /** Length of the common suffix of `a` and `b`, at most `max`. */
 function commonSuffix(a: Uint8Array, b: Uint8Array, max: number): number {
+  if (Buffer.compare(a.subarray(a.length - max), b.subarray(b.length - max)) === 0) return max;
   let lo = 0;
   let hi = max;
   while (lo < hi) {
