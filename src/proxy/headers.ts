@@ -44,13 +44,11 @@ const NONE: ReadonlySet<string> = new Set();
  * `drop` (lower case). Every header sluice relays, in any mode, passes through here.
  */
 export function withoutHopByHop(from: Headers, drop: ReadonlySet<string> = NONE): Headers {
-  const listed = connectionTokens(from);
-  const out = new Headers();
-  for (const [k, v] of from) {
-    const key = k.toLowerCase();
-    if (HOP_BY_HOP.has(key) || listed.has(key) || drop.has(key)) continue;
-    out.append(k, v);
-  }
+  // A native copy, then the deletions: fewer calls into the runtime than copying header by header.
+  const out = new Headers(from);
+  for (const k of HOP_BY_HOP) out.delete(k);
+  for (const k of connectionTokens(from)) out.delete(k);
+  for (const k of drop) out.delete(k);
   return out;
 }
 
