@@ -1,15 +1,24 @@
 /**
  * SSE relay: chunks arrive one by one (the first before the upstream sends the second), many
- * concurrent streams, and a client that goes away cancels the upstream.
+ * concurrent streams, and a client that goes away cancels the upstream, before its answer started or
+ * while it streams.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type InProcessSluice, startSluice } from "../helpers/sluice.ts";
-import { type SseControl, sse, startUpstream, type Upstream } from "../helpers/upstream.ts";
+import {
+  hang,
+  type RecordedRequest,
+  type SseControl,
+  sse,
+  startUpstream,
+  type Upstream,
+} from "../helpers/upstream.ts";
 
 let up: Upstream;
 let s: InProcessSluice;
 const streams: SseControl[] = [];
 let onStream: ((c: SseControl) => void) | null = null;
+let onHeld: ((req: RecordedRequest) => void) | null = null;
 
 beforeAll(async () => {
   up = await startUpstream();
@@ -18,6 +27,10 @@ beforeAll(async () => {
     streams.push(c);
     onStream?.(c);
     return c.response();
+  });
+  up.on("POST", "/v1/messages/hang", (req, raw) => {
+    onHeld?.(req);
+    return hang(req, raw);
   });
   s = await startSluice({ upstream: up.url });
 });
@@ -110,4 +123,26 @@ test("a client that goes away cancels the upstream stream", async () => {
   ac.abort();
   await ctl.cancelled; // resolves only if sluice cancelled its upstream read
   expect(true).toBe(true);
+});
+
+test("a client that goes away before the answer started cancels the upstream request; the next one is answered", async () => {
+  const arrived = new Promise<RecordedRequest>((r) => (onHeld = r));
+  const ac = new AbortController();
+  const resP = fetch(`${s.proxyUrl}/v1/messages/hang`, {
+    method: "POST",
+    headers: { "content-type": "application/json", "x-api-key": "k", "anthropic-version": "2023-06-01" },
+    body,
+    signal: ac.signal,
+  }).catch((e: Error) => e);
+  const held = await arrived;
+  ac.abort();
+  expect(await resP).toBeInstanceOf(Error);
+  await held.closed; // sluice aborted its upstream request: the stand-in saw it go
+  expect(held.aborted).toBe(true);
+  const ready = nextStream();
+  const resP2 = post();
+  const ctl = await ready;
+  ctl.send("data: after\n\n");
+  ctl.end();
+  expect(await (await resP2).text()).toBe("data: after\n\n");
 });
