@@ -143,7 +143,7 @@ export class ProxyServer {
   server: Server<WsTunnel> | null = null;
   #seq = 0;
   #inflight = new Set<Promise<unknown>>();
-  /** The last turn of each conversation, to parse the next one from (`turns.ts`). */
+  /** The last turns of each conversation, to parse the next one from (`turns.ts`). */
   #turns = new TurnMemory();
   /** The last session context of each conversation, given again while its inputs are the same. */
   #sessions = new SessionContexts();

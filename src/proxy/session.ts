@@ -407,7 +407,7 @@ const MAX_KEPT_SESSIONS = 64;
 export class SessionContexts {
   /**
    * The body is held weakly: a context is given again only while its body is alive anyway (kept as
-   * the conversation's last turn, turns.ts), so this memory never holds a body by itself.
+   * one of the conversation's last turns, turns.ts), so this memory never holds a body by itself.
    */
   readonly #last = new RecentMap<
     string,

@@ -1,5 +1,5 @@
 /**
- * The previous turn of each conversation, to parse the next one without reading all of it again.
+ * The last turns of each conversation, to parse the next one without reading all of it again.
  *
  * A coding tool sends the whole conversation every turn: the body of a turn is the previous turn's,
  * byte for byte, with messages added (and a cache marker moved) near the end of its `messages`
@@ -36,8 +36,13 @@ import { RecentMap } from "../policy/recent.ts";
 
 /** Conversations whose last turns are kept; the least recently used is dropped first. */
 const MAX_TURNS = 16;
-/** Turns kept per conversation: the last. */
-const TURNS_PER_KEY = 1;
+/**
+ * Turns kept per conversation: the last, and the one before it that was not its source. A side
+ * request under the same key then leaves the conversation's last turn in place: Claude Code asks
+ * for the session's title (a small body on another model) before the turn of each prompt, under
+ * the same session header and path, and with one turn kept that turn would be parsed whole.
+ */
+const TURNS_PER_KEY = 2;
 /** Memory of the kept turns in all: their bodies and parsed values, as `weigh` estimates them. */
 const MAX_TOTAL_MEMORY = 64 * 1024 * 1024;
 
@@ -285,8 +290,9 @@ interface Turn {
 
 /**
  * Which conversation a request belongs to, before its body is read: the tool's session header and
- * User-Agent on one provider path. Two conversations under one key only take turns at being
- * remembered (the bytes are compared, so a wrong key costs a full parse, nothing else).
+ * User-Agent on one provider path. Two conversations under one key are both remembered, a third
+ * pushes out the one least recently sent (the bytes are compared, so a wrong key costs a full
+ * parse, nothing else).
  */
 export function conversationKey(provider: ProviderLabel, pathname: string, headers: Headers): string {
   const session = headers.get("x-claude-code-session-id") ?? headers.get("session-id") ?? "";
@@ -314,8 +320,8 @@ export interface Reparsed {
 }
 
 /**
- * The last turn of each conversation (by a key the caller derives from the request), and the parse
- * of the next one from it.
+ * The last turns of each conversation (by a key the caller derives from the request), and the parse
+ * of the next one from the first of them it can be parsed from.
  */
 export class TurnMemory {
   readonly #turns = new RecentMap<string, Turn[]>();
@@ -326,7 +332,7 @@ export class TurnMemory {
   #reparsed = 0;
 
   /**
-   * `bytes` parsed from the previous turn under `key`, or null when that cannot be done (then the
+   * `bytes` parsed from a turn kept under `key`, or null when that cannot be done (then the
    * caller parses the whole body, and tells `remember`).
    */
   reparse(key: string, provider: ProviderLabel, bytes: Uint8Array): Reparsed | null {
@@ -357,6 +363,7 @@ export class TurnMemory {
       Buffer.compare(old, bytes) === 0
     ) {
       this.#reparsed++;
+      this.#touch(key, prev);
       return { json: prev.json, parsedBytes: 0, texts: prev.texts.texts };
     }
     if (prev.layout === null) {
@@ -427,7 +434,7 @@ export class TurnMemory {
   }
 
   /**
-   * The value of a body: parsed from the previous turn under `key` when that can be done, else whole
+   * The value of a body: parsed from a turn kept under `key` when that can be done, else whole
    * (when it is JSON) and kept for the next turn. A null key: parsed whole, nothing kept.
    */
   read(
@@ -512,6 +519,12 @@ export class TurnMemory {
       if (oldest === undefined) break;
       this.#forget(oldest);
     }
+  }
+
+  /** `turn`, kept under `key`, as the key's last again (its body was sent again). */
+  #touch(key: string, turn: Turn): void {
+    const list = this.#turns.get(key) ?? [];
+    this.#turns.set(key, [turn, ...list.filter((t) => t !== turn)]);
   }
 
   #forget(key: string): void {

@@ -8,7 +8,7 @@ import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { findDuplicateKey } from "../../src/payload/duplicate-keys.ts";
 import { extractTexts } from "../../src/payload/extract.ts";
-import { layoutOf, TurnMemory } from "../../src/proxy/turns.ts";
+import { layoutOf, TurnMemory, weigh } from "../../src/proxy/turns.ts";
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -76,6 +76,52 @@ test("a conversation's turns are parsed from the previous one, each equal to JSO
     if (t % 2) m.settle();
   }
   expect(m.stats().reparsed).toBe(7);
+});
+
+test("a side request between two turns (a title, under the same key) leaves the first to parse the next from", () => {
+  const m = new TurnMemory();
+  const first = JSON.stringify(conversation(1));
+  m.remember("c", "anthropic", enc.encode(first), JSON.parse(first));
+  // Claude Code's title request: another model, one message, no tools, same session header and path.
+  const title = (n: number) =>
+    JSON.stringify({
+      model: "claude-haiku-4-5",
+      system: [{ type: "text", text: "Name this coding session in two to five words." }],
+      messages: [{ role: "user", content: `<session>\nFix the failing test, prompt ${n}\n</session>` }],
+      stream: true,
+    });
+  expect(m.reparse("c", "anthropic", enc.encode(title(1)))).toBeNull();
+  m.remember("c", "anthropic", enc.encode(title(1)), JSON.parse(title(1)));
+  m.settle();
+  for (let t = 2; t <= 4; t++) {
+    const next = JSON.stringify(conversation(t));
+    const r = m.reparse("c", "anthropic", enc.encode(next));
+    expect(r).not.toBeNull();
+    expectExact(r!, next);
+    expect(r!.parsedBytes).toBeLessThan(next.length / 4);
+    // The next prompt's title request is parsed from the previous one (its one message changed).
+    const side = m.reparse("c", "anthropic", enc.encode(title(t)));
+    expect(side).not.toBeNull();
+    expectExact(side!, title(t));
+  }
+  expect(m.stats()).toMatchObject({ reparsed: 6, kept: 1 });
+  // Two turns are kept under the key, and the memory counts exactly those two.
+  const last = [JSON.stringify(conversation(4)), title(4)];
+  expect(m.stats().memory).toBe(last.reduce((sum, b) => sum + weigh(enc.encode(b), 0, b.length), 0));
+});
+
+test("a third body under one key pushes out the one least recently sent", () => {
+  const m = new TurnMemory();
+  const bodies = [
+    conversation(1),
+    conversation(1, { model: "other" }),
+    conversation(1, { model: "third" }),
+  ].map((b) => JSON.stringify(b));
+  for (const b of bodies) m.remember("c", "anthropic", enc.encode(b), JSON.parse(b));
+  m.settle();
+  const grown = (b: string) => b.replace('"Now step 1."', '"Now step 1 and 2."');
+  expect(m.reparse("c", "anthropic", enc.encode(grown(bodies[0]!)))).toBeNull();
+  for (const b of bodies.slice(1)) expectExact(m.reparse("c", "anthropic", enc.encode(grown(b)))!, grown(b));
 });
 
 test("the layout names the root's messages array, not a nested one or a string", () => {

@@ -201,6 +201,31 @@ describe("a second turn parsed from the first", () => {
     expect(reached(GH)).toBe(false);
   });
 
+  test("after a side request under the same session (a title), the next turn is parsed from the one before it, and a token written into its history is found", async () => {
+    const title = (n: number) =>
+      JSON.stringify({
+        model: "claude-haiku-4-5",
+        system: [{ type: "text", text: "Name this coding session in two to five words." }],
+        messages: [{ role: "user", content: `<session>\nFix the failing test, prompt ${n}\n</session>` }],
+        max_tokens: 32,
+        stream: false,
+      });
+    const before = s.runtime.proxy.turnStats().reparsed;
+    expect((await send(s, "titled", JSON.stringify(body(history)))).status).toBe(200);
+    expect((await send(s, "titled", title(1))).status).toBe(200);
+    const clean = [...history, text("user", "Now run the tests.")];
+    expect((await send(s, "titled", JSON.stringify(body(clean)))).status).toBe(200);
+    expect(s.runtime.proxy.turnStats().reparsed - before).toBe(1);
+    expect((await send(s, "titled", title(2))).status).toBe(200);
+    expect(s.runtime.proxy.turnStats().reparsed - before).toBe(2);
+    const edited = [text("user", `Fix the failing test with ${GH}`), ...clean.slice(1), text("user", "and?")];
+    const res = await send(s, "titled", JSON.stringify(body(edited)));
+    expect(s.runtime.proxy.turnStats().reparsed - before).toBe(3);
+    expect(res.status).toBe(400);
+    expect(await res.text()).toContain("messages[0].content[0].text");
+    expect(reached(GH)).toBe(false);
+  });
+
   test("a token the history keeps is redacted again in every turn", async () => {
     const kept = [text("user", `deploy with ${GH}`), history[1]!];
     const first = JSON.stringify(body(kept));
