@@ -20,6 +20,13 @@
  * a fingerprint dropped for the limit), so a payload is kept only when its scan made the memory
  * forget nothing, and used only with that same memory.
  *
+ * Two clean payloads are kept per scope: the last, and the one before it that the last was not
+ * scanned from. A side request in a session (Claude Code asks for the session's title before the
+ * turn of each prompt, under the same session) then leaves the conversation's last payload to scan
+ * the next turn from. The reasoning holds for either, as each is used only with the memory it left
+ * (the side request's scan in between told that memory its own texts and forgot nothing), and the
+ * next payload is scanned from the one it shares the most texts with.
+ *
  * Anything else (another scope, a rule or setting changed, a match in the previous payload, a
  * memory that forgot) is scanned in full. The texts are kept in memory only, for a bounded number
  * of scopes.
@@ -29,15 +36,22 @@ import type { CompiledRules } from "./compile.ts";
 import { type MemoryMark, sameMemory } from "./match.ts";
 import { RecentMap } from "./recent.ts";
 
-/** Scopes whose last clean payload is kept; the least recently used is dropped first. */
+/** Scopes whose last clean payloads are kept; the least recently used is dropped first. */
 const MAX_SCOPES = 32;
+/** Clean payloads kept per scope: the last, and the one before it that it was not scanned from. */
+const PER_SCOPE = 2;
 /** Characters of kept texts in all. */
 const MAX_TOTAL_CHARS = 32 * 1024 * 1024;
 
-/** The texts `[from, to)` of a payload are new; the others are the previous clean payload's, in order. */
+/**
+ * The texts `[from, to)` of a payload are new; the others are those of `basis`, a clean payload of
+ * the scope, in order.
+ */
 export interface Changed {
   from: number;
   to: number;
+  /** The kept payload the others are from (given back to `record`). */
+  basis: object;
 }
 
 interface Kept {
@@ -50,12 +64,14 @@ interface Kept {
 }
 
 export class CleanPayloads {
-  readonly #kept = new RecentMap<string, Kept>();
+  /** Per scope, the last clean payload first. */
+  readonly #kept = new RecentMap<string, Kept[]>();
   #chars = 0;
 
   /**
-   * Where `texts` differ from the scope's previous payload, when that payload was clean under these
-   * rules and the scope's segment memory (`memory`: as it is now) is the one it left.
+   * Where `texts` differ from the one of the scope's kept payloads they share the most texts with
+   * (at least half of them), of those that were clean under these rules and left the scope's
+   * segment memory as it is now (`memory`).
    */
   changed(
     scope: string,
@@ -64,20 +80,28 @@ export class CleanPayloads {
     cfg: Config,
     memory: MemoryMark,
   ): Changed | null {
-    const prev = this.#kept.get(scope);
-    if (!prev || prev.rules !== rules || prev.cfg !== cfg || !sameMemory(prev.memory, memory)) return null;
-    const old = prev.texts;
-    const max = Math.min(old.length, texts.length);
-    let from = 0;
-    while (from < max && texts[from] === old[from]) from++;
-    let same = 0;
-    while (same < max - from && texts[texts.length - 1 - same] === old[old.length - 1 - same]) same++;
-    return { from, to: texts.length - same };
+    let best: Changed | null = null;
+    for (const prev of this.#kept.get(scope) ?? []) {
+      if (prev.rules !== rules || prev.cfg !== cfg || !sameMemory(prev.memory, memory)) continue;
+      const old = prev.texts;
+      const max = Math.min(old.length, texts.length);
+      let from = 0;
+      while (from < max && texts[from] === old[from]) from++;
+      let same = 0;
+      while (same < max - from && texts[texts.length - 1 - same] === old[old.length - 1 - same]) same++;
+      // A payload that shares less than half of its texts is another one (a side request), not
+      // the next of this one: scanned in full, it leaves this one kept.
+      if ((from + same) * 2 < texts.length) continue;
+      const to = texts.length - same;
+      if (!best || to - from < best.to - best.from) best = { from, to, basis: prev };
+    }
+    return best;
   }
 
   /**
-   * The payload just scanned in `scope`: kept when nothing in it matched and its scan made the
-   * segment memory forget nothing (`before` and `after` the scan), else the scope is forgotten.
+   * The payload just scanned in `scope` (from `basis`, when `changed` gave one): kept first when
+   * nothing in it matched and its scan made the segment memory forget nothing (`before` and
+   * `after` the scan), else the scope is forgotten.
    */
   record(
     scope: string,
@@ -87,14 +111,20 @@ export class CleanPayloads {
     clean: boolean,
     before: MemoryMark,
     after: MemoryMark,
+    basis: object | null,
   ): void {
+    // The others stay usable only under the same rules and settings.
+    const others = (this.#kept.get(scope) ?? []).filter(
+      (k) => k !== basis && k.rules === rules && k.cfg === cfg,
+    );
     this.forget(scope);
     if (!clean || !sameMemory(before, after)) return;
     let chars = 0;
     for (const t of texts) chars += t.length;
     if (chars > MAX_TOTAL_CHARS) return;
-    this.#kept.set(scope, { texts, rules, cfg, memory: after, chars });
-    this.#chars += chars;
+    const list = [{ texts, rules, cfg, memory: after, chars }, ...others].slice(0, PER_SCOPE);
+    this.#kept.set(scope, list);
+    for (const k of list) this.#chars += k.chars;
     while (this.#kept.size > MAX_SCOPES || this.#chars > MAX_TOTAL_CHARS) {
       const oldest = this.#kept.oldestKey();
       if (oldest === undefined) break;
@@ -103,9 +133,9 @@ export class CleanPayloads {
   }
 
   forget(scope: string): void {
-    const k = this.#kept.get(scope);
-    if (!k) return;
+    const list = this.#kept.get(scope);
+    if (!list) return;
     this.#kept.delete(scope);
-    this.#chars -= k.chars;
+    for (const k of list) this.#chars -= k.chars;
   }
 }

@@ -2,8 +2,8 @@
  * Scanning only what differs from a session's clean previous payload (src/policy/unchanged.ts) gives
  * the verdict of a full scan. Two pipelines with the shipped rules, one scanning every payload in full,
  * are fed the same turns of a conversation: messages added, removed, rewritten in the kept history,
- * tokens whole, cut across two messages or with their keyword in the next one, and the rules or the
- * configuration changed between turns. Their actions and findings must be the same every turn.
+ * tokens whole, cut across two messages or with their keyword in the next one, side requests of the
+ * session (a title) between turns, and the rules or the configuration changed between turns. Their actions and findings must be the same every turn.
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
@@ -55,6 +55,16 @@ function request(messages: unknown[], session = "s", system = SYSTEM): ScanReque
   };
 }
 
+/** A side request of the session: Claude Code's title request, on another model, about `said`. */
+function title(said: string, session = "s"): ScanRequest {
+  const body = {
+    model: "claude-haiku-4-5",
+    system: [{ type: "text", text: "Name this coding session in two to five words." }],
+    messages: [{ role: "user", content: `<session>\n${said}\n</session>` }],
+  };
+  return { ...request([], session), body: enc.encode(JSON.stringify(body)) };
+}
+
 /** What must be the same: the action and each finding's rule, place and action. */
 const outcome = (v: Verdict) => ({
   action: v.action,
@@ -91,6 +101,8 @@ const step = fc.oneof(
   fc.record({ op: fc.constant("remove" as const), at: fc.nat() }),
   fc.record({ op: fc.constant("config" as const) }),
   fc.record({ op: fc.constant("same" as const) }),
+  // A side request of the same session between two turns (a title request), saying one of SAY.
+  fc.record({ op: fc.constant("side" as const), say: fc.nat({ max: SAY.length - 1 }) }),
   // A rules change recompiles the matcher (slow): now and then.
   {
     weight: 1,
@@ -125,6 +137,10 @@ test("property: every turn's verdict is the full scan's", () => {
         else if (s.op === "remove" && messages.length > 1) messages.splice(s.at % messages.length, 1);
         else if (s.op === "rules" && s.rare === 0) version++;
         else if (s.op === "config") cfg = { ...cfg };
+        else if (s.op === "side") {
+          const side = title(SAY[s.say]!, session);
+          expect(outcome(reusing.hook(side) as Verdict)).toEqual(outcome(full.hook(side) as Verdict));
+        }
         const req = request(structuredClone(messages), session, CONTINUING);
         const a = reusing.hook(req) as Verdict;
         const b = full.hook(req) as Verdict;
@@ -179,6 +195,38 @@ test("another session's clean payload is not used", () => {
   expect(reusing.stats().segments_scanned - before).toBeGreaterThan(2);
 });
 
+test("after a side request (a title) between two clean turns, the next is scanned from the turn before it", () => {
+  const cfg = defaultConfig();
+  const { reusing, full } = pipelines(
+    () => cfg,
+    () => 1,
+  );
+  const both = (req: ScanRequest) => [reusing.hook(req) as Verdict, full.hook(req) as Verdict];
+  const history = [
+    { role: "user", content: SAY[0]! },
+    { role: "assistant", content: SAY[10]! },
+  ];
+  expect(both(request(history)).map((v) => v.action)).toEqual(["pass", "pass"]);
+  expect(both(title(SAY[0]!)).map((v) => v.action)).toEqual(["pass", "pass"]);
+  const next = [...history, { role: "user", content: SAY[2]! }];
+  const before = reusing.stats().segments_scanned;
+  expect(both(request(next)).map((v) => v.action)).toEqual(["pass", "pass"]);
+  // The new message and the structure around it, not the system prompt, the tools or the history.
+  expect(reusing.stats().segments_scanned - before).toBeLessThanOrEqual(2);
+  // The next title request is scanned from the previous one in turn, and a token in the kept
+  // history after one is still found.
+  expect(both(title(SAY[2]!)).map((v) => v.action)).toEqual(["pass", "pass"]);
+  const edited = [
+    { role: "user", content: `${SAY[0]} ${GH}` },
+    ...next.slice(1),
+    { role: "user", content: "ok" },
+  ];
+  const [v, w] = both(request(edited));
+  expect(v!.action).toBe("block");
+  expect(outcome(v!)).toEqual(outcome(w!));
+  expect(v!.findings.map((f) => f.path)).toContain("messages[0].content");
+});
+
 /**
  * A segment memory that forgets: the memory is what the junction with the previous payload's end
  * goes by, and a payload scanned in full tells it every text again, one scanned from the previous
@@ -208,7 +256,11 @@ test("property: with a segment memory that forgets, every turn's verdict is the 
       }),
     ),
   });
-  const turn = fc.record({ say: fc.nat({ max: SAY.length - 1 }), session: fc.nat({ max: 2 }) });
+  const turn = fc.record({
+    say: fc.nat({ max: SAY.length - 1 }),
+    session: fc.nat({ max: 2 }),
+    side: fc.boolean(),
+  });
   let run = 0;
   fc.assert(
     fc.property(
@@ -222,7 +274,8 @@ test("property: with a segment memory that forgets, every turn's verdict is the 
         };
         run++;
         for (const t of turns) {
-          const req = alone(SAY[t.say]!, `forget-${run}-${t.session}`);
+          const session = `forget-${run}-${t.session}`;
+          const req = t.side ? title(SAY[t.say]!, session) : alone(SAY[t.say]!, session);
           expect(outcome(reusing.hook(req) as Verdict)).toEqual(outcome(full.hook(req) as Verdict));
         }
       },

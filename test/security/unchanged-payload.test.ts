@@ -5,7 +5,8 @@
  * texts removed or moved between them), a token in a kept text after the policy changed through the
  * dashboard (a rule added, a detector or the decoding stage switched on, an allowlist entry removed),
  * a token sent while the proxy was in passthrough and resent once it is active, a turn after one that
- * was blocked, another client on the same session id, and a token cut across two turns that each
+ * was blocked, a turn after a side request (a title) of the session, another client on the same
+ * session id, and a token cut across two turns that each
  * send one message after the same system prompt, once the session's segment memory forgot what it
  * held (expired after an idle hour, taken by another session, a fingerprint dropped for the limit),
  * over HTTP and a WebSocket. The stand-in upstream must never receive the turn that completes the
@@ -218,6 +219,40 @@ describe("what the previous turn was", () => {
     expect((await send(s, "blocked", claude(withToken))).status).toBe(400);
     expect((await send(s, "blocked", claude(withToken))).status).toBe(400);
     expect((await send(s, "blocked", claude([...withToken, text("user", "retry")]))).status).toBe(400);
+  });
+
+  test("after a side request (a title) of the session, a token cut between the last kept message and a new one, or written into the kept history, is found", async () => {
+    // A token of its own: earlier tests forward GH on purpose (in passthrough).
+    const token = GH.replace("MDAw", "MTEx");
+    const [head, tail] = [token.slice(0, 14), token.slice(14)];
+    const title = (said: string) => ({
+      model: "claude-haiku-4-5",
+      system: [{ type: "text", text: "Name this coding session in two to five words." }],
+      messages: [{ role: "user", content: `<session>\n${said}\n</session>` }],
+      max_tokens: 16,
+    });
+    const kept = [...history, text("user", `remember this: ${head}`)];
+    const cut = await turns(
+      s,
+      "titled-cut",
+      [claude(kept), title("Fix the failing test")],
+      claude([...kept, text("user", `${tail} is the rest`)]),
+    );
+    expect(cut.status).toBe(400);
+    expect(await cut.text()).toContain(
+      "github_pat at messages[2].content[0].text + messages[3].content[0].text",
+    );
+    const next = [...history, text("user", "Now run the tests.")];
+    const edited = [text("user", `Fix it with ${token}`), ...next.slice(1), text("user", "and?")];
+    const written = await turns(
+      s,
+      "titled-history",
+      [claude(history), title("Fix the failing test"), claude(next), title("Run the tests")],
+      claude(edited),
+    );
+    expect(written.status).toBe(400);
+    expect(await written.text()).toContain("messages[0].content[0].text");
+    expect(reached(tail)).toBe(false);
   });
 
   test("another client on the same session id gets its own verdict", async () => {
