@@ -7,7 +7,9 @@
  *
  * Per round-trip time (50 ms, 10 ms): 30 sequential streamed turns of a Claude Code request body
  * (`test/fixtures/claude-code-request.json`, one new message per turn, same session), direct and
- * through sluice interleaved turn by turn; then the same for the Codex WebSocket transport (one
+ * through sluice interleaved turn by turn; 30 more with a title request before each, as Claude Code
+ * sends one in the same session before the turn of every prompt (`claude-code-title-request.json`,
+ * recorded from Claude Code 2.1.332, not measured itself); then the same for the Codex WebSocket transport (one
  * socket per client, per turn the `response.create` frame Codex 0.169 sent, recorded in
  * `test/fixtures/logins/`, with one more exchange). Each path's first turn opens its
  * connections and is reported apart. Measured: time to the first byte of the answer and to its end.
@@ -27,6 +29,7 @@ import { startUpstream, type Upstream } from "../helpers/upstream.ts";
 import type { BenchTable } from "./index.ts";
 
 const FIXTURE = join(import.meta.dir, "../fixtures/claude-code-request.json");
+const TITLE_FIXTURE = join(import.meta.dir, "../fixtures/claude-code-title-request.json");
 /** A `response.create` frame as Codex 0.169 sent it over its WebSocket (about 70 KB). */
 const CODEX_FRAME = join(import.meta.dir, "../fixtures/logins/codex-chatgpt-ws-frame-turn.body.json");
 const TURNS = Number(process.env.SLUICE_BENCH_TURNS ?? 30);
@@ -81,6 +84,19 @@ function claudeTurn(base: Json, turn: number): string {
       },
     );
   return JSON.stringify({ ...base, messages });
+}
+
+/** The recorded title request of Claude Code, naming a session whose prompt is the one of `turn`. */
+function titleRequest(title: Json, turn: number): string {
+  const [message] = title.messages as { content: { text: string }[] }[];
+  const text = message!.content[0]!.text.replace(
+    "fix the expiry test in clock.ts",
+    `Good. Now check step ${turn} of the plan and run its tests.`,
+  );
+  return JSON.stringify({
+    ...title,
+    messages: [{ ...message, content: [{ ...message!.content[0], text }] }],
+  });
 }
 
 /** The recorded Codex turn frame with `turn` more exchanges appended to its input. */
@@ -303,6 +319,7 @@ async function runAt(
   rtt: number,
   up: Upstream,
   base: Json,
+  title: Json,
   frame: Json,
   variants: { name: string; config: Json; checkout?: string }[],
 ): Promise<BenchTable> {
@@ -326,6 +343,15 @@ async function runAt(
         samples.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
     for (const p of paths.slice(1))
       tableRows.push(...rows("HTTP/SSE", samples.get("direct")!, samples.get(p.name)!, p.name));
+    // The same conversation goes on, each turn after the title request of its prompt.
+    const titled = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
+    for (let i = TURNS + 1; i <= 2 * TURNS; i++)
+      for (const p of paths) {
+        await httpTurn(baseOf(p), titleRequest(title, i), initOf(p));
+        titled.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
+      }
+    for (const p of paths.slice(1))
+      tableRows.push(...rows("HTTP/SSE after a title", titled.get("direct")!, titled.get(p.name)!, p.name));
     const cpu = paths.slice(1).map((p) => {
       const before = cpuBefore.get(p.name);
       const after = cpuMs(p.sluice!.proc.pid);
@@ -545,6 +571,7 @@ async function resumptionTable(): Promise<BenchTable> {
 export async function run(): Promise<BenchTable[]> {
   const base = (await Bun.file(FIXTURE).json()) as Json;
   const frame = (await Bun.file(CODEX_FRAME).json()) as Json;
+  const title = (await Bun.file(TITLE_FIXTURE).json()) as Json;
   const up = await startBenchUpstream();
   const variants: { name: string; config: Json; checkout?: string }[] = [{ name: "sluice", config: {} }];
   if (BASELINE) variants.push({ name: "baseline", config: {}, checkout: BASELINE });
@@ -552,7 +579,7 @@ export async function run(): Promise<BenchTable[]> {
     variants.push({ name: "sluice, streams closed", config: { proxy: { reuse_stream_connections: false } } });
   const tables: BenchTable[] = [];
   try {
-    for (const rtt of RTTS) tables.push(await runAt(rtt, up, base, frame, variants));
+    for (const rtt of RTTS) tables.push(await runAt(rtt, up, base, title, frame, variants));
   } finally {
     await up.stop();
   }
