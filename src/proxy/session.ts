@@ -395,49 +395,59 @@ function headerList(headers: Headers): string {
   return JSON.stringify(all);
 }
 
-/** Conversations whose last session context is kept. */
+/** Conversations whose last session contexts are kept. */
 const MAX_KEPT_SESSIONS = 64;
+/** Contexts kept per conversation: the last two requests', for a side request between two turns (turns.ts). */
+const PER_CONVERSATION = 2;
+
+interface KeptContext {
+  input: Omit<SessionInput, "json">;
+  json: WeakRef<object>;
+  headers: string;
+  context: SessionContext;
+}
 
 /**
- * The session context of each conversation's last request, given again while the next one reads the
- * same: the same headers, address and key, and a body whose values `sessionContext` reads are the
- * same objects (a turn parsed from the previous one keeps them, `turns.ts`). A session named by a
- * fingerprint of the conversation's opening is worked out every time.
+ * The session contexts of each conversation's last two requests, each given again while a next one
+ * reads the same: the same headers, address and key, and a body whose values `sessionContext` reads
+ * are the same objects (a turn parsed from the previous one keeps them, `turns.ts`). A session
+ * named by a fingerprint of the conversation's opening is worked out every time.
  */
 export class SessionContexts {
   /**
-   * The body is held weakly: a context is given again only while its body is alive anyway (kept as
-   * one of the conversation's last turns, turns.ts), so this memory never holds a body by itself.
+   * The bodies are held weakly: a context is given again only while its body is alive anyway (kept
+   * as one of the conversation's last turns, turns.ts), so this memory never holds a body by itself.
+   * The last request's first.
    */
-  readonly #last = new RecentMap<
-    string,
-    { input: Omit<SessionInput, "json">; json: WeakRef<object>; headers: string; context: SessionContext }
-  >();
+  readonly #last = new RecentMap<string, KeptContext[]>();
 
   get(key: string | null, input: SessionInput): SessionContext {
     if (key === null || !input.json || typeof input.json !== "object") return sessionContext(input);
     const headers = headerList(input.headers);
-    const prev = this.#last.get(key);
-    if (
-      prev &&
-      prev.headers === headers &&
-      prev.input.provider === input.provider &&
-      prev.input.pathname === input.pathname &&
-      prev.input.sourceIp === input.sourceIp &&
-      prev.input.hmacKey === input.hmacKey &&
-      sameReads(prev.json.deref(), input.json)
-    )
-      return prev.context;
+    const kept = this.#last.get(key) ?? [];
+    const same = kept.find(
+      (prev) =>
+        prev.headers === headers &&
+        prev.input.provider === input.provider &&
+        prev.input.pathname === input.pathname &&
+        prev.input.sourceIp === input.sourceIp &&
+        prev.input.hmacKey === input.hmacKey &&
+        sameReads(prev.json.deref(), input.json),
+    );
+    if (same) {
+      if (kept[0] !== same) this.#last.set(key, [same, ...kept.filter((k) => k !== same)]);
+      return same.context;
+    }
     const context = sessionContext(input);
-    if (context.session_id.startsWith("fp:")) this.#last.delete(key);
-    else {
+    if (!context.session_id.startsWith("fp:")) {
       const { json, ...rest } = input;
-      this.#last.set(key, {
+      const entry = {
         input: { ...rest, headers: new Headers() },
         json: new WeakRef(json as object),
         headers,
         context,
-      });
+      };
+      this.#last.set(key, [entry, ...kept].slice(0, PER_CONVERSATION));
       if (this.#last.size > MAX_KEPT_SESSIONS) this.#last.deleteOldest();
     }
     return context;

@@ -1,8 +1,8 @@
 /**
- * The session context of a conversation's last request given again (src/proxy/session.ts,
+ * The session context of one of a conversation's last two requests given again (src/proxy/session.ts,
  * `SessionContexts`): only while the headers, the address, the key and every body value the context
  * is read from are the same; anything else is worked out again, and a session named by a fingerprint
- * of the conversation's opening always is.
+ * of the conversation's opening always is. A side request between two turns keeps its own.
  */
 import { expect, test } from "bun:test";
 import { SessionContexts, type SessionInput, sessionContext } from "../../src/proxy/session.ts";
@@ -71,4 +71,27 @@ test("a session named by a fingerprint of the opening is worked out every time",
   const a = contexts.get("c", input(json));
   expect(a.session_id.startsWith("fp:")).toBe(true);
   expect(contexts.get("c", input(json))).not.toBe(a);
+});
+
+test("a side request between two turns (a title) leaves the turn's context to be given again", () => {
+  const contexts = new SessionContexts();
+  const first = body(USER);
+  const a = contexts.get("c", input(first));
+  const title = {
+    model: "claude-haiku-4-5",
+    metadata: { user_id: USER },
+    system: [{ type: "text", text: "Name this coding session in two to five words." }],
+    messages: [{ role: "user", content: "<session>\nThe clock test\n</session>" }],
+  };
+  const t = contexts.get("c", input(title));
+  expect(t).toEqual(sessionContext(input(title)));
+  expect(t).not.toBe(a);
+  const next = { ...first, messages: [...first.messages, { role: "assistant", content: "Done" }] };
+  expect(contexts.get("c", input(next))).toBe(a);
+  expect(contexts.get("c", input(title))).toBe(t);
+  // A third body pushes out the one least recently given.
+  const other = { ...first, system: body(USER, "/home/dev/other").system };
+  expect(contexts.get("c", input(other)).working_directory).toBe("/home/dev/other");
+  expect(contexts.get("c", input(title))).toBe(t);
+  expect(contexts.get("c", input(next))).not.toBe(a);
 });
