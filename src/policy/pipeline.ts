@@ -40,7 +40,7 @@ export interface PipelineOptions {
    */
   hmacKey: Uint8Array | null;
   /**
-   * Scan only what differs from a session's previous payload when that one was clean (unchanged.ts).
+   * Scan only what differs from one of a session's last payloads that was clean (unchanged.ts).
    * Default true; false scans every payload in full (tests compare the two).
    */
   reuseClean?: boolean;
@@ -189,7 +189,7 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
 
   /**
    * Matches of the changed texts and of the junctions they make; the other texts matched nothing in
-   * the previous payload. Their per-text lists in `own`'s order, then the junctions' (as `match`).
+   * the kept payload they are from. Their per-text lists in `own`'s order, then the junctions' (as `match`).
    */
   function matchChanged(
     own: SegmentTexts,
@@ -236,8 +236,8 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     }
     const rules = compiler.for(cfg);
     const own = p.segments();
-    // Only what differs from the session's previous payload, when that was clean and the session's
-    // segment memory is the one it left (unchanged.ts).
+    // Only what differs from one of the session's last payloads, when that was clean and the
+    // session's segment memory is the one it left (unchanged.ts).
     const before = p.scope && reuse ? matcher.memoryMark(rules, p.scope, cfg.dedup) : null;
     const changed = before ? clean.changed(p.scope!, own.texts, rules, cfg, before) : null;
     // The junctions of neighbouring segments are scanned in the same batch as the segments.

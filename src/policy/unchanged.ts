@@ -1,8 +1,8 @@
 /**
- * The clean payload a session sent last, so that the next one, which resends it, is scanned only
- * where it differs. A coding tool resends its whole conversation every turn: the texts of a turn are
- * the previous turn's, in the same order, with new ones in between (new messages before the
- * resent system prompt and tools). When the previous payload of the same scope was scanned with the
+ * The clean payloads a session sent last, so that the next one, which resends one of them, is
+ * scanned only where it differs. A coding tool resends its whole conversation every turn: the texts
+ * of a turn are the previous turn's, in the same order, with new ones in between (new messages
+ * before the resent system prompt and tools). When the previous payload of the same scope was scanned with the
  * same compiled rules and the same configuration, and nothing in it matched (no segment, no
  * junction, no capped scan), then in the next payload:
  *
@@ -20,12 +20,13 @@
  * a fingerprint dropped for the limit), so a payload is kept only when its scan made the memory
  * forget nothing, and used only with that same memory.
  *
- * Two clean payloads are kept per scope: the last, and the one before it that the last was not
- * scanned from. A side request in a session (Claude Code asks for the session's title before the
- * turn of each prompt, under the same session) then leaves the conversation's last payload to scan
- * the next turn from. The reasoning holds for either, as each is used only with the memory it left
- * (the side request's scan in between told that memory its own texts and forgot nothing), and the
- * next payload is scanned from the one it shares the most texts with.
+ * Two clean payloads are kept per scope: the last, and the newest of the others still of use (one a
+ * payload was scanned from is replaced by it; one scanned in full pushes out the older). A side
+ * request in a session (Claude Code asks for the session's title before the turn of each prompt,
+ * under the same session) then leaves the conversation's last payload to scan the next turn from.
+ * The reasoning holds for either, as each is used only with the memory it left (the side request's
+ * scan in between told that memory its own texts and forgot nothing), and the next payload is
+ * scanned from the one it shares the most texts with.
  *
  * Anything else (another scope, a rule or setting changed, a match in the previous payload, a
  * memory that forgot) is scanned in full. The texts are kept in memory only, for a bounded number
@@ -38,7 +39,7 @@ import { RecentMap } from "./recent.ts";
 
 /** Scopes whose last clean payloads are kept; the least recently used is dropped first. */
 const MAX_SCOPES = 32;
-/** Clean payloads kept per scope: the last, and the one before it that it was not scanned from. */
+/** Clean payloads kept per scope: the last, and the newest other one still of use. */
 const PER_SCOPE = 2;
 /** Characters of kept texts in all. */
 const MAX_TOTAL_CHARS = 32 * 1024 * 1024;
@@ -113,9 +114,9 @@ export class CleanPayloads {
     after: MemoryMark,
     basis: object | null,
   ): void {
-    // The others stay usable only under the same rules and settings.
+    // The others stay of use only under the same rules and settings, and with the memory they left.
     const others = (this.#kept.get(scope) ?? []).filter(
-      (k) => k !== basis && k.rules === rules && k.cfg === cfg,
+      (k) => k !== basis && k.rules === rules && k.cfg === cfg && sameMemory(k.memory, before),
     );
     this.forget(scope);
     if (!clean || !sameMemory(before, after)) return;
@@ -123,6 +124,9 @@ export class CleanPayloads {
     for (const t of texts) chars += t.length;
     if (chars > MAX_TOTAL_CHARS) return;
     const list = [{ texts, rules, cfg, memory: after, chars }, ...others].slice(0, PER_SCOPE);
+    // Within the bound, the scope's older payload goes before another scope's last one.
+    while (list.length > 1 && this.#chars + list.reduce((n, k) => n + k.chars, 0) > MAX_TOTAL_CHARS)
+      list.pop();
     this.#kept.set(scope, list);
     for (const k of list) this.#chars += k.chars;
     while (this.#kept.size > MAX_SCOPES || this.#chars > MAX_TOTAL_CHARS) {

@@ -1,9 +1,10 @@
 /**
- * Scanning only what differs from a session's clean previous payload (src/policy/unchanged.ts) gives
- * the verdict of a full scan. Two pipelines with the shipped rules, one scanning every payload in full,
- * are fed the same turns of a conversation: messages added, removed, rewritten in the kept history,
- * tokens whole, cut across two messages or with their keyword in the next one, side requests of the
- * session (a title) between turns, and the rules or the configuration changed between turns. Their actions and findings must be the same every turn.
+ * Scanning only what differs from one of a session's last clean payloads (src/policy/unchanged.ts)
+ * gives the verdict of a full scan. Two pipelines with the shipped rules, one scanning every payload
+ * in full, are fed the same turns of a conversation: messages added, removed, rewritten in the kept
+ * history, tokens whole, cut across two messages or with their keyword in the next one, side
+ * requests of the session (a title) between turns, and the rules or the configuration changed
+ * between turns. Their actions and findings must be the same every turn.
  */
 import { expect, test } from "bun:test";
 import fc from "fast-check";
@@ -11,7 +12,9 @@ import { type Config, defaultConfig } from "../../src/config/schema.ts";
 import type { ScanRequest, Verdict } from "../../src/core/hook.ts";
 import { blankSession } from "../../src/core/types.ts";
 import { loadBuiltinRules } from "../../src/detect/builtin.ts";
+import type { CompiledRules } from "../../src/policy/compile.ts";
 import { createPipeline } from "../../src/policy/pipeline.ts";
+import { CleanPayloads } from "../../src/policy/unchanged.ts";
 
 const GH = ["ghp_", "R2x0aGVyZVNlY3JldFRva2VuMDAwMDAwMDAw"].join("");
 const AWS_ID = ["AKIA", "QYLPMN5HFIQR7XOB"].join("");
@@ -283,3 +286,30 @@ test("property: with a segment memory that forgets, every turn's verdict is the 
     { numRuns: 300 },
   );
 }, 60_000);
+
+test("what is kept beside the last payload: not one of a memory since replaced, and within the bound, the scope's older one goes first", () => {
+  const c = new CleanPayloads();
+  const rules = {} as CompiledRules;
+  const cfg = defaultConfig();
+  const mark = (conv: object) => ({ conv, evicted: 0 });
+  const [old, now] = [mark({}), mark({})];
+  const A = ["system", "a1", "a2", "a3"];
+  c.record("s", A, rules, cfg, true, old, old, null);
+  // The session's memory was replaced (expired, or taken by another session): A is of no use again.
+  const prev = ["system", "b1", "b2", "b3"];
+  expect(c.changed("s", prev, rules, cfg, now)).toBeNull();
+  c.record("s", prev, rules, cfg, true, now, now, null);
+  const next = [...prev, "b4"];
+  c.record("s", next, rules, cfg, true, now, now, c.changed("s", next, rules, cfg, now)!.basis);
+  expect(c.changed("s", A, rules, cfg, old)).toBeNull();
+  // Two payloads of one scope over the bound in all: the older goes, the last and other scopes stay.
+  c.record("other", ["x".repeat(10)], rules, cfg, true, now, now, null);
+  const big = (ch: string) => [ch.repeat(17 * 1024 * 1024), `and ${ch}`];
+  c.record("s", big("a"), rules, cfg, true, now, now, null);
+  const B = big("b");
+  c.record("s", B, rules, cfg, true, now, now, null);
+  // (Compared as booleans: a failure would print 17 million characters.)
+  expect(c.changed("s", B, rules, cfg, now) !== null).toBe(true);
+  expect(c.changed("s", big("a"), rules, cfg, now) === null).toBe(true);
+  expect(c.changed("other", ["x".repeat(10)], rules, cfg, now) !== null).toBe(true);
+});
