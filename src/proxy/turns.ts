@@ -220,9 +220,12 @@ function textsOf(json: Json, layout: Layout, provider: ProviderLabel): TurnTexts
  * An upper estimate of the memory that the bytes from `from` to `to` of a body that JSON.parse
  * accepted take as a kept turn: the bytes, and the values they parse to. Measured on Bun: a string
  * takes about its length, twice that when it holds a character outside Latin-1, plus ~24 bytes; an
- * object or array ~75 bytes, and an element or property ~8 more. `from` and `to` must not be inside
- * a string; the estimate of a range is the sum of those of its parts cut there. Past `limit` the
- * walk stops, and what it returns is only known to be more than `limit`.
+ * object or array ~75 bytes, and an element or property ~8 more. A string of 64 characters or more
+ * may be a data field whose decoded text the kept strings hold as well (extract.ts): up to two bytes
+ * more per byte (a percent-encoded `data:` URL decodes a character per byte, and text with one
+ * character outside Latin-1 takes two bytes a character). `from` and `to` must not be inside a
+ * string; the estimate of a range is the sum of those of its parts cut there. Past `limit` the walk stops, and what it
+ * returns is only known to be more than `limit`.
  */
 export function weigh(b: Uint8Array, from: number, to: number, limit = Number.POSITIVE_INFINITY): number {
   let w = 3 * (to - from);
@@ -231,7 +234,7 @@ export function weigh(b: Uint8Array, from: number, to: number, limit = Number.PO
     if (c === QUOTE) {
       const end = stringEnd(b, i);
       if (end < 0) return Number.POSITIVE_INFINITY;
-      w += 32;
+      w += end - i > 64 ? 32 + 2 * (end - i) : 32;
       i = end;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) w += 80;
     else if (c === COMMA || c === COLON) w += 16;

@@ -10,6 +10,7 @@
 import { expect, test } from "bun:test";
 import fc from "fast-check";
 import { findDuplicateKey } from "../../src/payload/duplicate-keys.ts";
+import { extractTexts } from "../../src/payload/extract.ts";
 import { parseJsonSource } from "../../src/payload/json-source.ts";
 import { layoutOf, TurnMemory, weigh } from "../../src/proxy/turns.ts";
 
@@ -240,11 +241,12 @@ test("the memory estimate of a body is the sum of its parts cut between elements
   const whole = weigh(b, 0, b.length);
   for (const cut of [l.open, ...l.commas.map((c) => c + 1)])
     expect(weigh(b, 0, cut) + weigh(b, cut, l.close) + weigh(b, l.close, b.length)).toBe(whole);
-  // Small values weigh many times their bytes; a long string about three times (bytes, and text).
+  // Small values weigh many times their bytes; a long string about five times (bytes, text, and the
+  // text it may decode to).
   const dense = enc.encode(`{"messages":[${"{},".repeat(999)}{}]}`);
   expect(weigh(dense, 0, dense.length)).toBeGreaterThan(25 * dense.length);
   const long = enc.encode(`{"messages":["${"x".repeat(10_000)}"]}`);
-  expect(weigh(long, 0, long.length)).toBeLessThan(3.1 * long.length);
+  expect(weigh(long, 0, long.length)).toBeLessThan(5.1 * long.length);
 });
 
 test("a body whose parsed value would take more than the bound is not kept; the rest are", () => {
@@ -257,4 +259,25 @@ test("a body whose parsed value would take more than the bound is not kept; the 
   for (let i = 0; i < 20; i++) m.remember(`c${i}`, "anthropic", enc.encode(small), JSON.parse(small));
   expect(m.stats().kept).toBe(16);
   expect(m.stats().memory).toBe(16 * weigh(enc.encode(small), 0, small.length));
+});
+
+test("a data field is weighed for the text it decodes to as well, at two bytes a character", () => {
+  // Text with one character outside Latin-1 takes two bytes a character: the decoded copy the kept
+  // strings hold (extract.ts) can take more than the field's own bytes.
+  const text = `${"a".repeat(5000)}中`;
+  for (const source of [
+    { type: "base64", media_type: "text/plain", data: Buffer.from(text).toString("base64") },
+    { type: "url", url: `data:text/plain,${"a".repeat(5000)}%E4%B8%AD` },
+  ]) {
+    const json = {
+      model: "m",
+      messages: [{ role: "user", content: [{ type: "document", source }] }],
+    };
+    const b = enc.encode(JSON.stringify(json));
+    const decoded = extractTexts(json, "anthropic").texts.find((t) => t === text);
+    expect(decoded).toBe(text);
+    const field = ("data" in source ? source.data : source.url) ?? "";
+    // The bytes, the field's string, and its decoded text.
+    expect(weigh(b, 0, b.length)).toBeGreaterThan(b.length + field.length + 2 * text.length);
+  }
 });
