@@ -343,15 +343,6 @@ async function runAt(
         samples.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
     for (const p of paths.slice(1))
       tableRows.push(...rows("HTTP/SSE", samples.get("direct")!, samples.get(p.name)!, p.name));
-    // The same conversation goes on, each turn after the title request of its prompt.
-    const titled = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
-    for (let i = TURNS + 1; i <= 2 * TURNS; i++)
-      for (const p of paths) {
-        await httpTurn(baseOf(p), titleRequest(title, i), initOf(p));
-        titled.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
-      }
-    for (const p of paths.slice(1))
-      tableRows.push(...rows("HTTP/SSE after a title", titled.get("direct")!, titled.get(p.name)!, p.name));
     const cpu = paths.slice(1).map((p) => {
       const before = cpuBefore.get(p.name);
       const after = cpuMs(p.sluice!.proc.pid);
@@ -361,6 +352,15 @@ async function runAt(
     notes.push(
       `First turn (opens the connections), TTFB: ${paths.map((p) => `${p.name} ${ms(first.get(p.name)!.ttfb)} ms`).join(", ")}.`,
     );
+    // The same conversation goes on, each turn after the title request of its prompt.
+    const titled = new Map<string, Sample[]>(paths.map((p) => [p.name, []]));
+    for (let i = TURNS + 1; i <= 2 * TURNS; i++)
+      for (const p of paths) {
+        await httpTurn(baseOf(p), titleRequest(title, i), initOf(p));
+        titled.get(p.name)!.push(await httpTurn(baseOf(p), claudeTurn(base, i), initOf(p)));
+      }
+    for (const p of paths.slice(1))
+      tableRows.push(...rows("HTTP/SSE after a title", titled.get("direct")!, titled.get(p.name)!, p.name));
 
     // Codex WebSocket: one socket per client, kept for every turn.
     if (relay) paths.push({ name: "bare relay", relay: relay.url });
