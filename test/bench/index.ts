@@ -6,6 +6,7 @@
 import { readdirSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import { join } from "node:path";
+import { useRunTempDir } from "../helpers/run-temp.ts";
 
 export interface BenchTable {
   title: string;
@@ -36,7 +37,12 @@ const files = readdirSync(dir)
   .filter((f) => only.size === 0 || only.has(f.replace(/\.bench\.ts$/, "")))
   .sort();
 console.log(`# sluice benchmarks\n\nMachine: ${machine()}\nDate: ${new Date().toISOString()}\n`);
-for (const f of files) {
-  const mod = (await import(join(dir, f))) as { run: () => Promise<BenchTable[]> };
-  for (const t of await mod.run()) console.log(`${printTable(t)}\n`);
+const removeTemp = useRunTempDir();
+try {
+  for (const f of files) {
+    const mod = (await import(join(dir, f))) as { run: () => Promise<BenchTable[]> };
+    for (const t of await mod.run()) console.log(`${printTable(t)}\n`);
+  }
+} finally {
+  removeTemp();
 }

@@ -28,6 +28,8 @@ import { type BuildIdentity, compile, hostTriple, PROGRAMS, writeChecksums } fro
 
 const REPO = resolve(import.meta.dir, "../..");
 const PREFIX = "sluice-test-bin-";
+/** Where the cache lives: the temp dir itself, not the run's own (test/setup.ts), so that it outlives the run. */
+const CACHE_ROOT = process.env.SLUICE_TEST_CACHE_DIR ?? tmpdir();
 const STALE_MS = 3600_000;
 
 /** The identity baked into test binaries, so that tests can check what they report. */
@@ -58,9 +60,9 @@ function sourceHash(): string {
 }
 
 function prune(keep: string) {
-  for (const name of readdirSync(tmpdir()))
+  for (const name of readdirSync(CACHE_ROOT))
     if (name.startsWith(PREFIX) && name !== keep) {
-      const p = join(tmpdir(), name);
+      const p = join(CACHE_ROOT, name);
       try {
         if (Date.now() - statSync(p).mtimeMs > STALE_MS) rmSync(p, { recursive: true, force: true });
       } catch {
@@ -72,7 +74,7 @@ function prune(keep: string) {
 async function build(): Promise<HostBinaries> {
   const triple = hostTriple();
   const name = `${PREFIX}${sourceHash()}`;
-  const dir = join(tmpdir(), name);
+  const dir = join(CACHE_ROOT, name);
   const paths = { dir, sluice: join(dir, `sluice-${triple}`), agent: join(dir, `sluice-agent-${triple}`) };
   if (existsSync(join(dir, "checksums.txt"))) {
     const now = new Date();
@@ -80,7 +82,7 @@ async function build(): Promise<HostBinaries> {
     return paths;
   }
   // Built beside, then renamed into place: a concurrent run either finds the whole cache or none.
-  const tmp = mkdtempSync(join(tmpdir(), `${name}.building-`));
+  const tmp = mkdtempSync(join(CACHE_ROOT, `${name}.building-`));
   try {
     const built = [];
     for (const p of PROGRAMS) built.push(await compile(triple, tmp, TEST_IDENTITY, p));
