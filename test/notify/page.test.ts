@@ -26,7 +26,7 @@ beforeAll(async () => {
     },
   });
   browser = await launchBrowser();
-});
+}, 30_000); // a sluice and a browser: room on a loaded machine, as the tests have (bunfig.toml)
 afterAll(async () => {
   await browser?.close();
   await s?.stop();
