@@ -189,7 +189,8 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
 
   /**
    * Matches of the changed texts and of the junctions they make; the other texts matched nothing in
-   * the kept payload they are from. Their per-text lists in `own`'s order, then the junctions' (as `match`).
+   * the kept payload they are from. Their per-text lists in `own`'s order, then the junctions' (as
+   * `match`).
    */
   function matchChanged(
     own: SegmentTexts,

@@ -2,9 +2,9 @@
  * The clean payloads a session sent last, so that the next one, which resends one of them, is
  * scanned only where it differs. A coding tool resends its whole conversation every turn: the texts
  * of a turn are the previous turn's, in the same order, with new ones in between (new messages
- * before the resent system prompt and tools). When the previous payload of the same scope was scanned with the
- * same compiled rules and the same configuration, and nothing in it matched (no segment, no
- * junction, no capped scan), then in the next payload:
+ * before the resent system prompt and tools). When the previous payload of the same scope was
+ * scanned with the same compiled rules and the same configuration, and nothing in it matched (no
+ * segment, no junction, no capped scan), then in the next payload:
  *
  * - a text equal to one of the previous payload's matches nothing (matches depend only on the text
  *   and the rules), so only the texts between the common start and the common end are matched;

@@ -397,7 +397,7 @@ function headerList(headers: Headers): string {
 
 /** Conversations whose last session contexts are kept. */
 const MAX_KEPT_SESSIONS = 64;
-/** Contexts kept per conversation: the last two requests', for a side request between two turns (turns.ts). */
+/** Contexts kept per conversation: the last two requests', for a side request between two turns. */
 const PER_CONVERSATION = 2;
 
 interface KeptContext {

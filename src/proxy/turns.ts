@@ -224,8 +224,8 @@ function textsOf(json: Json, layout: Layout, provider: ProviderLabel): TurnTexts
  * may be a data field whose decoded text the kept strings hold as well (extract.ts): up to two bytes
  * more per byte (a percent-encoded `data:` URL decodes a character per byte, and text with one
  * character outside Latin-1 takes two bytes a character). `from` and `to` must not be inside a
- * string; the estimate of a range is the sum of those of its parts cut there. Past `limit` the walk stops, and what it
- * returns is only known to be more than `limit`.
+ * string; the estimate of a range is the sum of those of its parts cut there. Past `limit` the walk
+ * stops, and what it returns is only known to be more than `limit`.
  */
 export function weigh(b: Uint8Array, from: number, to: number, limit = Number.POSITIVE_INFINITY): number {
   let w = 3 * (to - from);

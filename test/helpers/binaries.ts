@@ -28,7 +28,7 @@ import { type BuildIdentity, compile, hostTriple, PROGRAMS, writeChecksums } fro
 
 const REPO = resolve(import.meta.dir, "../..");
 const PREFIX = "sluice-test-bin-";
-/** Where the cache lives: the temp dir itself, not the run's own (test/setup.ts), so that it outlives the run. */
+/** The cache's place: the temp dir itself, not the run's own (run-temp.ts), so that it outlives the run. */
 const CACHE_ROOT = process.env.SLUICE_TEST_CACHE_DIR ?? tmpdir();
 const STALE_MS = 3600_000;
 

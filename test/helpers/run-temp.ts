@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-/** Point TMPDIR at a new directory of this run; returns what removes it (nothing to do when one is set already). */
+/** Point TMPDIR at a new directory of this run; returns what removes it (a no-op when one is set). */
 export function useRunTempDir(): () => void {
   if (process.env.SLUICE_TEST_CACHE_DIR) return () => {};
   const root = tmpdir();
