@@ -145,7 +145,7 @@ export class ProxyServer {
   #inflight = new Set<Promise<unknown>>();
   /** The last turns of each conversation, to parse the next one from (`turns.ts`). */
   #turns = new TurnMemory();
-  /** The last session context of each conversation, given again while its inputs are the same. */
+  /** The last session contexts of each conversation, each given again while its inputs are the same. */
   #sessions = new SessionContexts();
   /**
    * Between turns rather than inside the next one: what the kept turns need before they can serve,
