@@ -254,7 +254,7 @@ export function createPipeline(opts: PipelineOptions): Pipeline {
     if (p.scope && before) {
       const after = matcher.memoryMark(rules, p.scope, cfg.dedup);
       const nothingMatched = !capped && per.every((m) => m.length === 0);
-      clean.record(p.scope, own.texts, rules, cfg, nothingMatched, before, after, changed?.basis ?? null);
+      clean.record(p.scope, own.texts, rules, cfg, nothingMatched, before, after, changed);
     }
     const d = decide(segments, per, rules.matcher, cfg, opts.hmacKey);
     const out: Inspection = { action: d.action, findings: d.findings, edits: d.edits, scanned: p.size };

@@ -53,6 +53,8 @@ export interface Changed {
   to: number;
   /** The kept payload the others are from (given back to `record`). */
   basis: object;
+  /** Characters of the payload's texts. */
+  chars: number;
 }
 
 interface Kept {
@@ -94,13 +96,15 @@ export class CleanPayloads {
       // the next of this one: scanned in full, it leaves this one kept.
       if ((from + same) * 2 < texts.length) continue;
       const to = texts.length - same;
-      if (!best || to - from < best.to - best.from) best = { from, to, basis: prev };
+      if (best && to - from >= best.to - best.from) continue;
+      const chars = prev.chars - charsOf(old, from, old.length - same) + charsOf(texts, from, to);
+      best = { from, to, basis: prev, chars };
     }
     return best;
   }
 
   /**
-   * The payload just scanned in `scope` (from `basis`, when `changed` gave one): kept first when
+   * The payload just scanned in `scope` (`from` what `changed` gave, if anything): kept first when
    * nothing in it matched and its scan made the segment memory forget nothing (`before` and
    * `after` the scan), else the scope is forgotten.
    */
@@ -112,16 +116,17 @@ export class CleanPayloads {
     clean: boolean,
     before: MemoryMark,
     after: MemoryMark,
-    basis: object | null,
+    from: Changed | null,
   ): void {
+    const basis = from?.basis;
     // The others stay of use only under the same rules and settings, and with the memory they left.
     const others = (this.#kept.get(scope) ?? []).filter(
       (k) => k !== basis && k.rules === rules && k.cfg === cfg && sameMemory(k.memory, before),
     );
     this.forget(scope);
     if (!clean || !sameMemory(before, after)) return;
-    let chars = 0;
-    for (const t of texts) chars += t.length;
+    // Counted again only when scanned in full: a turn's texts are mostly the previous turn's.
+    const chars = from ? from.chars : charsOf(texts, 0, texts.length);
     if (chars > MAX_TOTAL_CHARS) return;
     const list = [{ texts, rules, cfg, memory: after, chars }, ...others].slice(0, PER_SCOPE);
     // Within the bound, the scope's older payload goes before another scope's last one.
@@ -142,4 +147,11 @@ export class CleanPayloads {
     this.#kept.delete(scope);
     for (const k of list) this.#chars -= k.chars;
   }
+}
+
+/** Characters of `texts[from, to)`. */
+function charsOf(texts: string[], from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) n += texts[i]!.length;
+  return n;
 }

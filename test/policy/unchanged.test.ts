@@ -300,7 +300,7 @@ test("what is kept beside the last payload: not one of a memory since replaced, 
   expect(c.changed("s", prev, rules, cfg, now)).toBeNull();
   c.record("s", prev, rules, cfg, true, now, now, null);
   const next = [...prev, "b4"];
-  c.record("s", next, rules, cfg, true, now, now, c.changed("s", next, rules, cfg, now)!.basis);
+  c.record("s", next, rules, cfg, true, now, now, c.changed("s", next, rules, cfg, now));
   expect(c.changed("s", A, rules, cfg, old)).toBeNull();
   // Two payloads of one scope over the bound in all: the older goes, the last and other scopes stay.
   c.record("other", ["x".repeat(10)], rules, cfg, true, now, now, null);
@@ -312,4 +312,24 @@ test("what is kept beside the last payload: not one of a memory since replaced, 
   expect(c.changed("s", B, rules, cfg, now) !== null).toBe(true);
   expect(c.changed("s", big("a"), rules, cfg, now) === null).toBe(true);
   expect(c.changed("other", ["x".repeat(10)], rules, cfg, now) !== null).toBe(true);
+});
+
+test("a payload scanned from a kept one is counted with its new texts: over the bound, it is not kept", () => {
+  const c = new CleanPayloads();
+  const rules = {} as CompiledRules;
+  const cfg = defaultConfig();
+  const now = { conv: {}, evicted: 0 };
+  const kept = ["system", "a1", "a2"];
+  c.record("s", kept, rules, cfg, true, now, now, null);
+  const huge = 33 * 1024 * 1024;
+  const next = ["system", "a1", "x".repeat(huge), "a2"];
+  const from = c.changed("s", next, rules, cfg, now)!;
+  expect([from.from, from.to, from.chars]).toEqual([2, 3, 6 + 2 + 2 + huge]);
+  c.record("s", next, rules, cfg, true, now, now, from);
+  // (Compared as a boolean: a failure would print 33 million characters.)
+  expect(c.changed("s", next, rules, cfg, now) === null).toBe(true);
+  const small = ["system", "a1", "a2", "b1"];
+  c.record("s", small, rules, cfg, true, now, now, c.changed("s", small, rules, cfg, now));
+  const after = c.changed("s", [...small, "b2"], rules, cfg, now)!;
+  expect({ from: after.from, to: after.to, chars: after.chars }).toEqual({ from: 4, to: 5, chars: 14 });
 });
