@@ -53,9 +53,24 @@ function byZeros(b: Uint8Array): string | null {
   return null;
 }
 
+/**
+ * The last Content-Type read and its charset: a tool sends the same one with every request, and
+ * parsing it costs far more than comparing it.
+ */
+let lastType: string | null = null;
+let lastCharset: string | null = null;
+
 /** The `charset` parameter of a Content-Type, lower-cased; null when there is none (or no valid type). */
 export function declaredCharset(contentType: string | null): string | null {
   if (!contentType) return null;
+  if (contentType !== lastType) {
+    lastCharset = parseCharset(contentType);
+    lastType = contentType;
+  }
+  return lastCharset;
+}
+
+function parseCharset(contentType: string): string | null {
   try {
     return new MIMEType(contentType).params.get("charset")?.trim().toLowerCase() || null;
   } catch {
