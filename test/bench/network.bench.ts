@@ -70,7 +70,7 @@ interface Sample {
 type Json = Record<string, unknown>;
 
 /** The fixture with `turn` more exchanges appended: each turn's body is new, its history is not. */
-function claudeTurn(base: Json, turn: number): string {
+export function claudeTurn(base: Json, turn: number): string {
   const messages = [...(base.messages as unknown[])];
   for (let i = 0; i < turn; i++)
     messages.push(
@@ -122,7 +122,7 @@ function codexTurn(frame: Json, turn: number): string {
   return JSON.stringify({ ...frame, input });
 }
 
-const CLAUDE_HEADERS = {
+export const CLAUDE_HEADERS = {
   "content-type": "application/json",
   accept: "application/json",
   "anthropic-version": "2023-06-01",
