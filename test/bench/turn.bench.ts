@@ -3,16 +3,15 @@
  * in process, without the HTTP around it: the parse from the conversation's previous turn
  * (`TurnMemory.read`), the session context (`SessionContexts.get`) and the scan (the pipeline's
  * hook, default rules and configuration). Between two turns comes what the proxy does when it is
- * idle: the kept turns are settled and the garbage collected (the first rows leave the collection
+ * idle: the kept turns are settled and the garbage collected (the first row leaves the collection
  * out).
  *
  * Conversations of 30 turns of the Claude Code request body of `bench network` (one new exchange
  * per turn, one session each), back to back and with 20 ms between turns, as a tool waits for its
  * answer: after a pause, or a collection, the same steps cost several times more on a machine whose
- * caches went cold.
- * The first conversation and each conversation's first turn (parsed and scanned in full) are not
- * counted. `SLUICE_BENCH_BASELINE=<dir>` runs the same for another checkout, conversation by
- * conversation interleaved with this one.
+ * caches went cold. The first conversation and each conversation's first turn (parsed and scanned
+ * in full) are not counted. `SLUICE_BENCH_BASELINE=<dir>` runs the same for another checkout,
+ * conversation by conversation interleaved with this one.
  */
 import { join } from "node:path";
 import type { BenchTable } from "./index.ts";
