@@ -55,7 +55,8 @@ const EVENTS = 6;
 const EVENT_GAP_MS = 2;
 
 const ms = (x: number) => x.toFixed(1);
-function percentile(xs: number[], p: number): number {
+/** The nearest-rank percentile `p` of `xs`. */
+export function percentile(xs: number[], p: number): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }

@@ -15,7 +15,7 @@
  */
 import { join } from "node:path";
 import type { BenchTable } from "./index.ts";
-import { CLAUDE_HEADERS, claudeTurn } from "./network.bench.ts";
+import { CLAUDE_HEADERS, claudeTurn, percentile } from "./network.bench.ts";
 
 const ROOT = join(import.meta.dir, "../..");
 const FIXTURE = join(import.meta.dir, "../fixtures/claude-code-request.json");
@@ -92,11 +92,6 @@ async function checkout(name: string, dir: string): Promise<Checkout> {
       return steps;
     },
   };
-}
-
-function percentile(xs: number[], p: number): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
 }
 
 export async function run(): Promise<BenchTable[]> {
